@@ -1,0 +1,60 @@
+//! Small geodesy helpers shared by the pipeline, snapping and guidance.
+
+/// Mean Earth radius in metres (IUGG), the value OSRM and most routers use.
+pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
+
+/// A position in degrees, GeoJSON order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LonLat {
+    pub lon: f64,
+    pub lat: f64,
+}
+
+impl LonLat {
+    pub const fn new(lon: f64, lat: f64) -> Self {
+        Self { lon, lat }
+    }
+}
+
+/// Great-circle distance in metres.
+pub fn haversine_m(a: LonLat, b: LonLat) -> f64 {
+    let (la1, la2) = (a.lat.to_radians(), b.lat.to_radians());
+    let dlat = la2 - la1;
+    let dlon = (b.lon - a.lon).to_radians();
+    let h = (dlat / 2.0).sin().powi(2) + la1.cos() * la2.cos() * (dlon / 2.0).sin().powi(2);
+    2.0 * EARTH_RADIUS_M * h.sqrt().min(1.0).asin()
+}
+
+/// Initial bearing from `a` to `b` in degrees, [0, 360).
+pub fn bearing_deg(a: LonLat, b: LonLat) -> f64 {
+    let (la1, la2) = (a.lat.to_radians(), b.lat.to_radians());
+    let dlon = (b.lon - a.lon).to_radians();
+    let y = dlon.sin() * la2.cos();
+    let x = la1.cos() * la2.sin() - la1.sin() * la2.cos() * dlon.cos();
+    let deg = y.atan2(x).to_degrees();
+    (deg + 360.0) % 360.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn haversine_matches_a_known_distance() {
+        // Union Square to Washington Square Park, Manhattan: about 0.82 km as the crow flies.
+        let union_sq = LonLat::new(-73.9903, 40.7359);
+        let washington_sq = LonLat::new(-73.9973, 40.7308);
+        let d = haversine_m(union_sq, washington_sq);
+        assert!((d - 820.0).abs() < 30.0, "{d}");
+        assert_eq!(haversine_m(union_sq, union_sq), 0.0);
+    }
+
+    #[test]
+    fn bearings_point_the_right_way() {
+        let o = LonLat::new(0.0, 0.0);
+        assert!((bearing_deg(o, LonLat::new(0.0, 1.0)) - 0.0).abs() < 1e-9);
+        assert!((bearing_deg(o, LonLat::new(1.0, 0.0)) - 90.0).abs() < 1e-9);
+        assert!((bearing_deg(o, LonLat::new(0.0, -1.0)) - 180.0).abs() < 1e-9);
+        assert!((bearing_deg(o, LonLat::new(-1.0, 0.0)) - 270.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// The `quietway` command: serve, build-graph, keys, users.
+import { ConfigError, loadConfig } from './config.js';
+import { startServer } from './server.js';
+import { SERVER_VERSION } from './version.js';
+
+const USAGE = `quietway ${SERVER_VERSION}
+
+Usage:
+  quietway serve                 start the API server (configuration from QUIETWAY_* variables)
+  quietway build-graph ...       build a city graph from OSM extracts
+  quietway keys ...              create, list and revoke API keys
+  quietway users ...             manage rider accounts (promote an admin)
+  quietway --version | --help
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve': {
+      await startServer(loadConfig());
+      return -1; // keep running until a signal
+    }
+    case '--version':
+    case '-v':
+      console.log(SERVER_VERSION);
+      return 0;
+    case undefined:
+    case '--help':
+    case '-h':
+    case 'help':
+      console.log(USAGE);
+      return 0;
+    default:
+      console.error(`quietway: unknown command '${command}'${rest.length ? '' : ''}\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) {
+      console.error(`quietway: ${err.message}`);
+    } else {
+      console.error(`quietway: ${(err as Error).message ?? err}`);
+    }
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,25 @@
+// The one error shape of the API: `{error, details?}` (interface spec "Errors").
+
+/** An error that answers with a given status and the spec's body. */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly details?: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  body(): Record<string, unknown> {
+    return {
+      error: this.message,
+      ...(this.details === undefined ? {} : { details: this.details }),
+      ...this.extra,
+    };
+  }
+}
+
+export const UNKNOWN_ENDPOINT = 'Unknown endpoint or API version';
+export const INTERNAL_ERROR = 'Internal server error';

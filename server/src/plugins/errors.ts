@@ -1,0 +1,43 @@
+// Error handling for every route: validation failures → 400 naming the field, HttpError → its own
+// status and body, unknown paths → 404, anything unexpected → 500 with the cause logged, never leaked.
+import type { FastifyError, FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { HttpError, INTERNAL_ERROR, UNKNOWN_ENDPOINT } from '../errors.js';
+
+function describeValidation(err: FastifyError): string {
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    return err.validation
+      .map((v) => {
+        const where = v.instancePath.replace(/^\//, '').replaceAll('/', '.');
+        return where ? `${where}: ${v.message}` : (v.message ?? 'invalid value');
+      })
+      .join('; ');
+  }
+  return err.message;
+}
+
+export default fp(
+  async (app: FastifyInstance) => {
+    app.setErrorHandler((err: FastifyError, request, reply) => {
+      if (err instanceof HttpError) {
+        return reply.status(err.statusCode).headers(err.headers).send(err.body());
+      }
+      if (hasZodFastifySchemaValidationErrors(err) || err.validation) {
+        return reply.status(400).send({ error: describeValidation(err) });
+      }
+      if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+        return reply.status(400).send({ error: 'Invalid JSON' });
+      }
+      const status = err.statusCode ?? 500;
+      if (status >= 400 && status < 500) {
+        return reply.status(status).send({ error: err.message });
+      }
+      request.log.error({ err }, 'unexpected failure');
+      return reply.status(500).send({ error: INTERNAL_ERROR });
+    });
+
+    app.setNotFoundHandler((_request, reply) => reply.status(404).send({ error: UNKNOWN_ENDPOINT }));
+  },
+  { name: 'errors' },
+);

@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../server/src/app.js';
+import { ConfigError, loadConfig } from '../../server/src/config.js';
+import { testConfig } from '../helpers.js';
+
+describe('GET /health/', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = await buildApp({ config: testConfig() });
+  });
+  afterAll(() => app.close());
+
+  it('answers versions and the loaded cities', async () => {
+    const res = await app.inject({ method: 'GET', url: '/health/' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.status).toBe('ok');
+    expect(body.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(body.engine_version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(Array.isArray(body.cities)).toBe(true);
+  });
+
+  it('answers without the trailing slash too', async () => {
+    const res = await app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('answers unknown paths with the spec body', async () => {
+    const res = await app.inject({ method: 'POST', url: '/directions/v7/', payload: {} });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: 'Unknown endpoint or API version' });
+  });
+});
+
+describe('configuration', () => {
+  it('has embedded defaults', () => {
+    const c = loadConfig({});
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.port).toBe(8080);
+    expect(c.dataDir.endsWith('data')).toBe(true);
+  });
+
+  it('names every bad variable', () => {
+    expect(() => loadConfig({ QUIETWAY_PORT: 'eighty', QUIETWAY_LOG_LEVEL: 'loud' })).toThrowError(
+      ConfigError,
+    );
+    try {
+      loadConfig({ QUIETWAY_PORT: 'eighty', QUIETWAY_LOG_LEVEL: 'loud' });
+    } catch (err) {
+      expect((err as Error).message).toContain('QUIETWAY_PORT');
+      expect((err as Error).message).toContain('QUIETWAY_LOG_LEVEL');
+    }
+  });
+});
