@@ -35,6 +35,30 @@ pub fn bearing_deg(a: LonLat, b: LonLat) -> f64 {
     (deg + 360.0) % 360.0
 }
 
+/// Whether a point lies in a GeoJSON MultiPolygon (polygons → rings → [lon, lat]); even–odd rule
+/// over each polygon's rings, so holes are honoured.
+pub fn multipolygon_contains(polygons: &[Vec<Vec<[f64; 2]>>], lon: f64, lat: f64) -> bool {
+    polygons.iter().any(|poly| {
+        let mut inside = false;
+        for ring in poly {
+            let n = ring.len();
+            if n < 3 {
+                continue;
+            }
+            let mut j = n - 1;
+            for i in 0..n {
+                let (xi, yi) = (ring[i][0], ring[i][1]);
+                let (xj, yj) = (ring[j][0], ring[j][1]);
+                if (yi > lat) != (yj > lat) && lon < (xj - xi) * (lat - yi) / (yj - yi) + xi {
+                    inside = !inside;
+                }
+                j = i;
+            }
+        }
+        inside
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,6 +71,18 @@ mod tests {
         let d = haversine_m(union_sq, washington_sq);
         assert!((d - 820.0).abs() < 30.0, "{d}");
         assert_eq!(haversine_m(union_sq, union_sq), 0.0);
+    }
+
+    #[test]
+    fn point_in_polygon_honours_holes() {
+        let square = vec![
+            vec![[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0], [0.0, 0.0]],
+            vec![[1.0, 1.0], [2.0, 1.0], [2.0, 2.0], [1.0, 2.0], [1.0, 1.0]],
+        ];
+        let mp = vec![square];
+        assert!(multipolygon_contains(&mp, 3.0, 3.0));
+        assert!(!multipolygon_contains(&mp, 1.5, 1.5));
+        assert!(!multipolygon_contains(&mp, 5.0, 1.0));
     }
 
     #[test]

@@ -1,9 +1,268 @@
-//! `quietway-build-graph`: OSM extract → city graph. Invoked by `quietway build-graph`.
+//! `quietway-build-graph`: OSM extract → city graph file. `quietway build-graph` runs it.
 
-fn main() {
-    eprintln!(
-        "quietway-build-graph {}: the graph pipeline is not built yet",
-        quietway_engine::VERSION
+use quietway_engine::graph::SafetyClass;
+use quietway_graph_pipeline::build::{BuildInput, build};
+use quietway_graph_pipeline::city::{load_cities, read_boundary};
+use quietway_graph_pipeline::dem::{Dem, DemSet};
+use quietway_graph_pipeline::progress::{Progress, peak_memory_bytes};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str =
+    "Usage: quietway-build-graph --city <id> --osm <file>... [--dem <file>...] [--out <dir>]
+                            [--boundary <geojson>] [--shared-data <dir>] [--cities <json>]
+                            [--summary-json <file>] [--quiet]
+       quietway-build-graph --list-cities [--cities <json>]
+
+Builds <out>/<city>.qwg (default out: data/graphs) from OSM extracts (.osm.pbf, .osm, .osm.bz2).
+City ids: nyc, los-angeles, sf-bay-area, chicago, london.";
+
+struct Args {
+    city: Option<String>,
+    osm: Vec<PathBuf>,
+    dem: Vec<PathBuf>,
+    out: PathBuf,
+    boundary: Option<PathBuf>,
+    shared: PathBuf,
+    cities: Option<PathBuf>,
+    summary_json: Option<PathBuf>,
+    quiet: bool,
+    list_cities: bool,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        city: None,
+        osm: vec![],
+        dem: vec![],
+        out: PathBuf::from("data/graphs"),
+        boundary: None,
+        shared: PathBuf::from("../shared/data"),
+        cities: None,
+        summary_json: None,
+        quiet: false,
+        list_cities: false,
+    };
+    let mut it = std::env::args().skip(1).peekable();
+    let mut current_list: Option<&str> = None;
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        match arg.as_str() {
+            "--city" => a.city = Some(value("--city")?),
+            "--osm" => {
+                a.osm.push(value("--osm")?.into());
+                current_list = Some("osm");
+                continue;
+            }
+            "--dem" => {
+                a.dem.push(value("--dem")?.into());
+                current_list = Some("dem");
+                continue;
+            }
+            "--out" => a.out = value("--out")?.into(),
+            "--boundary" => a.boundary = Some(value("--boundary")?.into()),
+            "--shared-data" => a.shared = value("--shared-data")?.into(),
+            "--cities" => a.cities = Some(value("--cities")?.into()),
+            "--summary-json" => a.summary_json = Some(value("--summary-json")?.into()),
+            "--quiet" | "-q" => a.quiet = true,
+            "--list-cities" => a.list_cities = true,
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            s if !s.starts_with('-') && current_list == Some("osm") => {
+                a.osm.push(s.into());
+                continue;
+            }
+            s if !s.starts_with('-') && current_list == Some("dem") => {
+                a.dem.push(s.into());
+                continue;
+            }
+            s => return Err(format!("unknown argument '{s}'")),
+        }
+        current_list = None;
+    }
+    Ok(a)
+}
+
+fn run() -> Result<(), String> {
+    let args = parse_args()?;
+    let cities = load_cities(args.cities.as_deref())?;
+    if args.list_cities {
+        let list: serde_json::Map<String, serde_json::Value> = cities
+            .iter()
+            .map(|(id, c)| {
+                (
+                    id.clone(),
+                    serde_json::json!({ "name": c.name, "timezone": c.timezone, "sample_extracts": c.sample_extracts }),
+                )
+            })
+            .collect();
+        println!("{}", serde_json::Value::Object(list));
+        return Ok(());
+    }
+    let city_id = args.city.clone().ok_or("--city is required")?;
+    let city = cities.get(&city_id).cloned().ok_or_else(|| {
+        format!(
+            "unknown city '{city_id}' (known: {})",
+            cities.keys().cloned().collect::<Vec<_>>().join(", ")
+        )
+    })?;
+    if args.osm.is_empty() {
+        return Err("at least one --osm file is required".into());
+    }
+    for p in args.osm.iter().chain(&args.dem) {
+        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.len() == 0 {
+            return Err(format!("{}: the file is empty", p.display()));
+        }
+    }
+    let progress = Progress::new(args.quiet);
+    if !args.quiet {
+        eprintln!(
+            "Building the {} graph from {} file(s)",
+            city.name,
+            args.osm.len()
+        );
+    }
+    progress.phase("reading boundary and elevation", 0);
+    let boundary = args
+        .boundary
+        .clone()
+        .unwrap_or_else(|| args.shared.join(&city.boundary));
+    let areas = read_boundary(&boundary).map_err(|e| format!("city boundary: {e}"))?;
+    let dem = if args.dem.is_empty() {
+        None
+    } else {
+        Some(DemSet(
+            args.dem
+                .iter()
+                .map(|p| Dem::open(p))
+                .collect::<Result<_, _>>()?,
+        ))
+    };
+    let input = BuildInput {
+        city_id: city_id.clone(),
+        city,
+        sources: args.osm.iter().map(|p| p.display().to_string()).collect(),
+        osm: args.osm.clone(),
+        dem,
+        areas,
+        min_component_nodes: 25,
+    };
+    let (mut graph, report) = build(&input, &progress)?;
+
+    progress.phase(
+        "ordering nodes for the hierarchy",
+        graph.node_count() as u64,
     );
-    std::process::exit(2);
+    graph.order = quietway_engine::order::nested_dissection_order(&graph);
+    if let Some(c) = graph.city.as_mut() {
+        c.built_at = chrono_like_now();
+    }
+
+    progress.phase("writing the graph", 0);
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let path = args.out.join(format!("{city_id}.qwg"));
+    quietway_engine::format::write_file(&graph, &path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let version = quietway_engine::format::read_file(&path)
+        .map_err(|e| e.to_string())?
+        .1;
+    progress.finish_phase();
+
+    let seconds = progress.elapsed_s();
+    let peak = peak_memory_bytes().unwrap_or(0);
+    let entities = report.counts.total();
+    println!(
+        "Graph {} written to {} (graph_version {version})",
+        city_id,
+        path.display()
+    );
+    println!(
+        "  OSM entities read   {} ({} nodes, {} ways, {} relations), {:.0} per second",
+        entities,
+        report.counts.nodes,
+        report.counts.ways,
+        report.counts.relations,
+        entities as f64 / seconds.max(1e-9)
+    );
+    println!(
+        "  routable            {} nodes, {} edges, {} arcs ({} rideable, {} walkable)",
+        report.nodes, report.edges, report.arcs, report.bike_arcs, report.foot_arcs
+    );
+    println!(
+        "  turn restrictions   {} applied, {} not applicable",
+        report.restrictions_applied, report.restrictions_ignored
+    );
+    println!(
+        "  islands removed     {} ({} nodes); bicycle parking {}",
+        report.dropped_components, report.dropped_nodes, report.parking
+    );
+    println!("  km rideable per safety class:");
+    for c in SafetyClass::ALL {
+        println!(
+            "    {:<10} {:>9.1}",
+            c.name(),
+            report.km_per_class[c as usize]
+        );
+    }
+    println!(
+        "  time {:.2} s, peak memory {:.0} MB",
+        seconds,
+        peak as f64 / 1e6
+    );
+    if let Some(p) = &args.summary_json {
+        let km: serde_json::Map<String, serde_json::Value> = SafetyClass::ALL
+            .iter()
+            .map(|c| {
+                (
+                    c.name().to_string(),
+                    report.km_per_class[*c as usize].into(),
+                )
+            })
+            .collect();
+        let json = serde_json::json!({
+            "city": city_id, "graph_version": version, "path": path,
+            "entities": entities, "nodes_read": report.counts.nodes, "ways_read": report.counts.ways,
+            "relations_read": report.counts.relations, "entities_per_second": entities as f64 / seconds,
+            "graph_nodes": report.nodes, "graph_edges": report.edges, "graph_arcs": report.arcs,
+            "km_per_class": km, "seconds": seconds, "peak_memory_bytes": peak,
+            "restrictions_applied": report.restrictions_applied,
+        });
+        std::fs::write(p, serde_json::to_string_pretty(&json).unwrap())
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// UTC timestamp without pulling in a date crate.
+fn chrono_like_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let days = secs / 86_400;
+    let (h, m, s) = ((secs % 86_400) / 3600, (secs % 3600) / 60, secs % 60);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if mo <= 2 { 1 } else { 0 };
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("\nquietway-build-graph: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,255 @@
+//! The city graph file: one reader/writer pair, with a magic number, a format version, a section
+//! table, a CRC-32 of the payload and a size check, after OSRM's `files.hpp` and RoutingKit's headers.
+//!
+//! Layout (little endian):
+//! ```text
+//! magic "QWAYGRPH" | format u32 | section count u32 | payload crc32 u32 | reserved u32
+//! section table: count × { name [u8; 24], element size u32, reserved u32, count u64, offset u64 }
+//! payload: each section's bytes, 8-byte aligned
+//! ```
+//! The `graph_version` is derived from the content (the CRC and the sizes), so the same extract built
+//! twice yields the same version and any change to the graph yields a new one.
+
+use crate::graph::{ArcAttrs, BikeParking, CityGraph, CityInfo};
+use bytemuck::Pod;
+use std::io::Write;
+use std::path::Path;
+
+pub const MAGIC: &[u8; 8] = b"QWAYGRPH";
+pub const FORMAT_VERSION: u32 = 1;
+const NAME_LEN: usize = 24;
+const HEADER_LEN: usize = 24;
+const ENTRY_LEN: usize = NAME_LEN + 4 + 4 + 8 + 8;
+
+#[derive(Debug)]
+pub enum FormatError {
+    Io(std::io::Error),
+    Invalid(String),
+}
+
+impl std::fmt::Display for FormatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FormatError::Io(e) => write!(f, "{e}"),
+            FormatError::Invalid(s) => write!(f, "{s}"),
+        }
+    }
+}
+impl std::error::Error for FormatError {}
+impl From<std::io::Error> for FormatError {
+    fn from(e: std::io::Error) -> Self {
+        FormatError::Io(e)
+    }
+}
+
+fn invalid<T>(msg: impl Into<String>) -> Result<T, FormatError> {
+    Err(FormatError::Invalid(msg.into()))
+}
+
+/// Every array section of the graph, in file order: one list serves the writer and the reader.
+macro_rules! array_sections {
+    ($m:ident) => {
+        $m!(node_lon, i32);
+        $m!(node_lat, i32);
+        $m!(node_elevation, f32);
+        $m!(node_osm_id, i64);
+        $m!(node_control, u8);
+        $m!(edge_tail, u32);
+        $m!(edge_head, u32);
+        $m!(edge_way, u32);
+        $m!(edge_length_m, f32);
+        $m!(edge_climb_fwd_m, f32);
+        $m!(edge_climb_bwd_m, f32);
+        $m!(edge_bearing_start, u16);
+        $m!(edge_bearing_end, u16);
+        $m!(edge_geom_first, u32);
+        $m!(geom_lon, i32);
+        $m!(geom_lat, i32);
+        $m!(arc_attrs, ArcAttrs);
+        $m!(way_osm_id, i64);
+        $m!(way_name, u32);
+        $m!(way_ref, u32);
+        $m!(way_flags, u16);
+        $m!(way_route_set, u32);
+        $m!(route_set_first, u32);
+        $m!(route_set_names, u32);
+        $m!(string_first, u32);
+        $m!(string_bytes, u8);
+        $m!(parking, BikeParking);
+        $m!(order, u32);
+    };
+}
+
+struct Section<'a> {
+    name: &'static str,
+    elem_size: u32,
+    count: u64,
+    bytes: &'a [u8],
+}
+
+/// Serialises a graph to bytes.
+pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
+    let city_json = serde_json::to_vec(&g.city).map_err(|e| FormatError::Invalid(e.to_string()))?;
+    let mut sections: Vec<Section> = vec![Section {
+        name: "city",
+        elem_size: 1,
+        count: city_json.len() as u64,
+        bytes: &city_json,
+    }];
+    macro_rules! push {
+        ($field:ident, $ty:ty) => {
+            sections.push(Section {
+                name: stringify!($field),
+                elem_size: std::mem::size_of::<$ty>() as u32,
+                count: g.$field.len() as u64,
+                bytes: bytemuck::cast_slice::<$ty, u8>(&g.$field),
+            });
+        };
+    }
+    array_sections!(push);
+
+    let table_end = HEADER_LEN + ENTRY_LEN * sections.len();
+    let mut offset = align8(table_end);
+    let mut offsets = Vec::with_capacity(sections.len());
+    for s in &sections {
+        offsets.push(offset);
+        offset = align8(offset + s.bytes.len());
+    }
+    let mut out = vec![0u8; offset];
+    let mut crc = crc32fast::Hasher::new();
+    for (s, &off) in sections.iter().zip(&offsets) {
+        out[off..off + s.bytes.len()].copy_from_slice(s.bytes);
+        crc.update(s.bytes);
+    }
+    out[0..8].copy_from_slice(MAGIC);
+    out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out[12..16].copy_from_slice(&(sections.len() as u32).to_le_bytes());
+    out[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
+    for (i, (s, &off)) in sections.iter().zip(&offsets).enumerate() {
+        let e = HEADER_LEN + i * ENTRY_LEN;
+        out[e..e + s.name.len()].copy_from_slice(s.name.as_bytes());
+        out[e + NAME_LEN..e + NAME_LEN + 4].copy_from_slice(&s.elem_size.to_le_bytes());
+        out[e + NAME_LEN + 8..e + NAME_LEN + 16].copy_from_slice(&s.count.to_le_bytes());
+        out[e + NAME_LEN + 16..e + NAME_LEN + 24].copy_from_slice(&(off as u64).to_le_bytes());
+    }
+    Ok(out)
+}
+
+/// Writes the graph next to `path` and renames it into place, so a failed write never replaces a
+/// good graph.
+pub fn write_file(g: &CityGraph, path: &Path) -> Result<(), FormatError> {
+    let bytes = to_bytes(g)?;
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+fn align8(x: usize) -> usize {
+    (x + 7) & !7
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// Reads a graph file; refuses anything that is not a complete, intact, valid graph of this format.
+pub fn from_bytes(b: &[u8]) -> Result<(CityGraph, String), FormatError> {
+    if b.len() < HEADER_LEN || &b[0..8] != MAGIC {
+        return invalid("not a Quietway graph file (bad magic number)");
+    }
+    let version = u32_at(b, 8);
+    if version != FORMAT_VERSION {
+        return invalid(format!(
+            "graph format version {version} is not supported (this engine reads version {FORMAT_VERSION}); rebuild the graph"
+        ));
+    }
+    let count = u32_at(b, 12) as usize;
+    let crc_expected = u32_at(b, 16);
+    if count > 1000 || HEADER_LEN + count * ENTRY_LEN > b.len() {
+        return invalid("graph file is truncated (section table)");
+    }
+    let mut crc = crc32fast::Hasher::new();
+    let mut table: std::collections::HashMap<String, (u32, u64, usize)> = Default::default();
+    for i in 0..count {
+        let e = HEADER_LEN + i * ENTRY_LEN;
+        let name_raw = &b[e..e + NAME_LEN];
+        let name =
+            String::from_utf8_lossy(name_raw.split(|&c| c == 0).next().unwrap_or(&[])).to_string();
+        let elem = u32_at(b, e + NAME_LEN);
+        let n = u64_at(b, e + NAME_LEN + 8);
+        let off = u64_at(b, e + NAME_LEN + 16) as usize;
+        let len = (elem as u64).checked_mul(n).map(|x| x as usize);
+        match len {
+            Some(len) if off.checked_add(len).is_some_and(|end| end <= b.len()) => {
+                crc.update(&b[off..off + len]);
+            }
+            _ => return invalid(format!("graph file is truncated (section {name})")),
+        }
+        table.insert(name, (elem, n, off));
+    }
+    let crc = crc.finalize();
+    if crc != crc_expected {
+        return invalid("graph file is corrupt (checksum mismatch)");
+    }
+
+    let section = |name: &str, elem: usize| -> Result<&[u8], FormatError> {
+        let Some(&(e, n, off)) = table.get(name) else {
+            return invalid(format!("graph file lacks section {name}"));
+        };
+        if e as usize != elem {
+            return invalid(format!(
+                "graph section {name} has element size {e}, expected {elem}"
+            ));
+        }
+        Ok(&b[off..off + elem * n as usize])
+    };
+    fn copy_vec<T: Pod>(bytes: &[u8]) -> Vec<T> {
+        // Copy rather than cast: the file buffer is not guaranteed to be aligned for T.
+        let n = bytes.len() / std::mem::size_of::<T>();
+        let mut v: Vec<T> = vec![T::zeroed(); n];
+        bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
+        v
+    }
+
+    let city: Option<CityInfo> = serde_json::from_slice(section("city", 1)?)
+        .map_err(|e| FormatError::Invalid(format!("graph city section is invalid: {e}")))?;
+    let mut g = CityGraph {
+        city,
+        ..Default::default()
+    };
+    macro_rules! read {
+        ($field:ident, $ty:ty) => {
+            g.$field = copy_vec::<$ty>(section(stringify!($field), std::mem::size_of::<$ty>())?);
+        };
+    }
+    array_sections!(read);
+    g.validate()
+        .map_err(|e| FormatError::Invalid(format!("graph file is inconsistent: {e}")))?;
+    let graph_version = format!(
+        "{:08x}{:08x}",
+        crc,
+        (b.len() as u32) ^ (g.arc_count() as u32)
+    );
+    Ok((g, graph_version))
+}
+
+/// Reads and validates a graph file; returns the graph and its `graph_version`.
+pub fn read_file(path: &Path) -> Result<(CityGraph, String), FormatError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| FormatError::Invalid(format!("cannot read {}: {e}", path.display())))?;
+    from_bytes(&bytes)
+}
+
+/// The `graph_version` a graph would have once written.
+pub fn graph_version(g: &CityGraph) -> Result<String, FormatError> {
+    let bytes = to_bytes(g)?;
+    Ok(from_bytes(&bytes)?.1)
+}

@@ -1,0 +1,536 @@
+//! The city graph: what the pipeline writes and the engine loads. Structure of arrays, 32-bit ids.
+//!
+//! Nodes are the routable junctions of the street network (way ends, shared nodes, traffic-control
+//! nodes, and clones made for turn restrictions). An *edge* is one stretch of one OSM way between two
+//! nodes, with its geometry; it carries two directed *arcs*, `2e` (tail→head) and `2e+1` (head→tail),
+//! each with its own access, safety class and flags. The hierarchy is built on the undirected edges and
+//! customized with per-arc weights, so one topology serves every metric.
+
+use serde::{Deserialize, Serialize};
+
+pub type NodeId = u32;
+pub type EdgeId = u32;
+pub type ArcId = u32;
+pub const INVALID_ID: u32 = u32::MAX;
+
+/// Coordinates are stored as OSM does: 1e-7 degrees in an i32.
+pub const COORD_SCALE: f64 = 1e7;
+
+pub fn to_fixed(deg: f64) -> i32 {
+    (deg * COORD_SCALE).round() as i32
+}
+pub fn from_fixed(v: i32) -> f64 {
+    v as f64 / COORD_SCALE
+}
+
+/// Safety class of a directed arc, best first. `VeryBusy` only steers routing; the API reports it as
+/// `busy`.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SafetyClass {
+    Cycleway = 0,
+    Quiet = 1,
+    Shared = 2,
+    Moderate = 3,
+    Busy = 4,
+    VeryBusy = 5,
+}
+
+impl SafetyClass {
+    pub const ALL: [SafetyClass; 6] = [
+        SafetyClass::Cycleway,
+        SafetyClass::Quiet,
+        SafetyClass::Shared,
+        SafetyClass::Moderate,
+        SafetyClass::Busy,
+        SafetyClass::VeryBusy,
+    ];
+
+    pub fn from_u8(v: u8) -> SafetyClass {
+        Self::ALL[(v as usize).min(5)]
+    }
+
+    /// The internal name (includes `very_busy`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SafetyClass::Cycleway => "cycleway",
+            SafetyClass::Quiet => "quiet",
+            SafetyClass::Shared => "shared",
+            SafetyClass::Moderate => "moderate",
+            SafetyClass::Busy => "busy",
+            SafetyClass::VeryBusy => "very_busy",
+        }
+    }
+
+    /// The spec's `safety_classification`: five output classes, `very_busy` reported as `busy`.
+    pub fn api_name(self) -> &'static str {
+        match self {
+            SafetyClass::VeryBusy => "busy",
+            other => other.name(),
+        }
+    }
+
+    /// The deprecated numeric `safety_code`: 0 and 1 quiet, 2 moderate, 3 busy.
+    pub fn safety_code(self) -> u8 {
+        match self {
+            SafetyClass::Cycleway => 0,
+            SafetyClass::Quiet | SafetyClass::Shared => 1,
+            SafetyClass::Moderate => 2,
+            SafetyClass::Busy | SafetyClass::VeryBusy => 3,
+        }
+    }
+}
+
+/// How a bicycle may use an arc.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BikeAccess {
+    No = 0,
+    Ride = 1,
+    /// `bicycle=dismount` and footways: pushed at walking speed.
+    Push = 2,
+}
+
+/// Per-arc attributes packed in a u16: safety class, bicycle access, foot access and flags.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ArcAttrs(pub u16);
+
+impl ArcAttrs {
+    const CLASS_MASK: u16 = 0b111;
+    const BIKE_SHIFT: u16 = 3;
+    const FOOT: u16 = 1 << 5;
+    /// Riding against the way's oneway direction on a contraflow lane or `oneway:bicycle=no`.
+    const CONTRAFLOW: u16 = 1 << 6;
+    /// A stop sign or give-way at the head node applies to traffic on this arc.
+    const HEAD_CONTROL: u16 = 1 << 7;
+    /// The arc was created for a turn restriction (a clone's incoming or outgoing arc).
+    const RESTRICTION_CLONE: u16 = 1 << 8;
+
+    pub fn new(class: SafetyClass, bike: BikeAccess, foot: bool) -> Self {
+        let mut v = class as u16 | ((bike as u16) << Self::BIKE_SHIFT);
+        if foot {
+            v |= Self::FOOT;
+        }
+        ArcAttrs(v)
+    }
+    pub fn safety_class(self) -> SafetyClass {
+        SafetyClass::from_u8((self.0 & Self::CLASS_MASK) as u8)
+    }
+    pub fn bike(self) -> BikeAccess {
+        match (self.0 >> Self::BIKE_SHIFT) & 0b11 {
+            1 => BikeAccess::Ride,
+            2 => BikeAccess::Push,
+            _ => BikeAccess::No,
+        }
+    }
+    pub fn foot(self) -> bool {
+        self.0 & Self::FOOT != 0
+    }
+    pub fn contraflow(self) -> bool {
+        self.0 & Self::CONTRAFLOW != 0
+    }
+    pub fn head_control(self) -> bool {
+        self.0 & Self::HEAD_CONTROL != 0
+    }
+    pub fn restriction_clone(self) -> bool {
+        self.0 & Self::RESTRICTION_CLONE != 0
+    }
+    pub fn with_bike(self, bike: BikeAccess) -> Self {
+        ArcAttrs((self.0 & !(0b11 << Self::BIKE_SHIFT)) | ((bike as u16) << Self::BIKE_SHIFT))
+    }
+    pub fn with_foot(self, foot: bool) -> Self {
+        ArcAttrs(if foot {
+            self.0 | Self::FOOT
+        } else {
+            self.0 & !Self::FOOT
+        })
+    }
+    pub fn with_contraflow(self, on: bool) -> Self {
+        self.set(Self::CONTRAFLOW, on)
+    }
+    pub fn with_head_control(self, on: bool) -> Self {
+        self.set(Self::HEAD_CONTROL, on)
+    }
+    pub fn with_restriction_clone(self, on: bool) -> Self {
+        self.set(Self::RESTRICTION_CLONE, on)
+    }
+    fn set(self, bit: u16, on: bool) -> Self {
+        ArcAttrs(if on { self.0 | bit } else { self.0 & !bit })
+    }
+}
+
+/// Way-level flags (same in both directions).
+pub mod way_flags {
+    pub const LIT: u16 = 1 << 0;
+    pub const COBBLES: u16 = 1 << 1;
+    pub const ROUGH: u16 = 1 << 2;
+    pub const ROUNDABOUT: u16 = 1 << 3;
+    /// On a signed cycle route (route=bicycle relation or lcn/rcn/ncn/icn tags).
+    pub const CYCLE_ROUTE: u16 = 1 << 4;
+    pub const BRIDGE: u16 = 1 << 5;
+    pub const TUNNEL: u16 = 1 << 6;
+    /// `lit` was tagged explicitly (yes or no); without it the way counts as unlit.
+    pub const LIT_TAGGED: u16 = 1 << 7;
+    pub const STEPS: u16 = 1 << 8;
+}
+
+/// Traffic control at a node (`highway=traffic_signals|stop|give_way`).
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrafficControl {
+    None = 0,
+    Signals = 1,
+    Stop = 2,
+    GiveWay = 3,
+}
+
+impl TrafficControl {
+    pub fn from_u8(v: u8) -> Self {
+        match v {
+            1 => Self::Signals,
+            2 => Self::Stop,
+            3 => Self::GiveWay,
+            _ => Self::None,
+        }
+    }
+    pub fn stop_type(self) -> Option<&'static str> {
+        match self {
+            Self::Signals => Some("traffic_signal"),
+            Self::Stop => Some("stop_sign"),
+            Self::GiveWay => Some("give_way"),
+            Self::None => None,
+        }
+    }
+}
+
+/// A bicycle parking place (`amenity=bicycle_parking`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct BikeParking {
+    pub osm_id: i64,
+    pub lon: i32,
+    pub lat: i32,
+    /// 0 when untagged.
+    pub capacity: u32,
+    /// 0 unknown, 1 covered, 2 not covered.
+    pub covered: u8,
+    /// 1 for an OSM way (area), 0 for a node.
+    pub is_way: u8,
+    pub _pad: [u8; 2],
+}
+
+/// The city a graph belongs to.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CityInfo {
+    pub id: String,
+    pub name: String,
+    pub timezone: String,
+    /// Whether the city has street-lighting data (night routing).
+    pub has_lighting_data: bool,
+    /// Whether a DEM was applied; without one elevation is unknown and gain/loss read as zero.
+    pub elevation_known: bool,
+    /// Coverage: the city's areas (boroughs, neighbourhoods), each a GeoJSON MultiPolygon.
+    pub areas: Vec<CoverageArea>,
+    /// Countries drive on the right except the UK and a few others; affects cycleway:left/right.
+    pub drives_on_left: bool,
+    /// Input files and build facts, for `stats`.
+    #[serde(default)]
+    pub sources: Vec<String>,
+    #[serde(default)]
+    pub built_at: String,
+}
+
+/// One named part of a city's coverage (a borough, a neighbourhood).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CoverageArea {
+    pub name: String,
+    /// MultiPolygon coordinates: polygons → rings (outer first) → [lon, lat].
+    pub polygons: Vec<Vec<Vec<[f64; 2]>>>,
+}
+
+/// A whole city graph in memory.
+#[derive(Clone, Debug, Default)]
+pub struct CityGraph {
+    pub city: Option<CityInfo>,
+    // nodes
+    pub node_lon: Vec<i32>,
+    pub node_lat: Vec<i32>,
+    /// Metres; NaN where unknown.
+    pub node_elevation: Vec<f32>,
+    pub node_osm_id: Vec<i64>,
+    pub node_control: Vec<u8>,
+    // edges
+    pub edge_tail: Vec<NodeId>,
+    pub edge_head: Vec<NodeId>,
+    pub edge_way: Vec<u32>,
+    pub edge_length_m: Vec<f32>,
+    /// Metres climbed travelling tail→head and head→tail.
+    pub edge_climb_fwd_m: Vec<f32>,
+    pub edge_climb_bwd_m: Vec<f32>,
+    /// Heading in whole degrees leaving the tail (along the geometry) and arriving at the head.
+    pub edge_bearing_start: Vec<u16>,
+    pub edge_bearing_end: Vec<u16>,
+    /// `edges + 1` offsets into `geom_lon`/`geom_lat`: the intermediate shape points of each edge.
+    pub edge_geom_first: Vec<u32>,
+    pub geom_lon: Vec<i32>,
+    pub geom_lat: Vec<i32>,
+    /// Two per edge: `2e` forward, `2e+1` backward.
+    pub arc_attrs: Vec<ArcAttrs>,
+    // ways
+    pub way_osm_id: Vec<i64>,
+    pub way_name: Vec<u32>,
+    pub way_ref: Vec<u32>,
+    pub way_flags: Vec<u16>,
+    /// Index into `route_set_first` (0 = on no named route).
+    pub way_route_set: Vec<u32>,
+    /// `sets + 1` offsets into `route_set_names` (string ids); set 0 is empty.
+    pub route_set_first: Vec<u32>,
+    pub route_set_names: Vec<u32>,
+    /// String table: offsets (`count + 1`) into UTF-8 bytes; string 0 is "".
+    pub string_first: Vec<u32>,
+    pub string_bytes: Vec<u8>,
+    pub parking: Vec<BikeParking>,
+    /// A nested-dissection order of the nodes (rank → node), metric independent; empty if not computed.
+    pub order: Vec<NodeId>,
+}
+
+impl CityGraph {
+    pub fn node_count(&self) -> usize {
+        self.node_lon.len()
+    }
+    pub fn edge_count(&self) -> usize {
+        self.edge_tail.len()
+    }
+    pub fn arc_count(&self) -> usize {
+        self.arc_attrs.len()
+    }
+    pub fn way_count(&self) -> usize {
+        self.way_osm_id.len()
+    }
+
+    pub fn string(&self, id: u32) -> &str {
+        let (a, b) = (
+            self.string_first[id as usize] as usize,
+            self.string_first[id as usize + 1] as usize,
+        );
+        std::str::from_utf8(&self.string_bytes[a..b]).unwrap_or("")
+    }
+
+    /// Names of the signed cycle routes a way belongs to.
+    pub fn route_names(&self, way: u32) -> impl Iterator<Item = &str> {
+        let set = self.way_route_set[way as usize] as usize;
+        let (a, b) = (
+            self.route_set_first[set] as usize,
+            self.route_set_first[set + 1] as usize,
+        );
+        self.route_set_names[a..b].iter().map(|&s| self.string(s))
+    }
+
+    pub fn arc_edge(arc: ArcId) -> EdgeId {
+        arc >> 1
+    }
+    pub fn arc_is_backward(arc: ArcId) -> bool {
+        arc & 1 == 1
+    }
+    pub fn arc_tail(&self, arc: ArcId) -> NodeId {
+        let e = (arc >> 1) as usize;
+        if arc & 1 == 0 {
+            self.edge_tail[e]
+        } else {
+            self.edge_head[e]
+        }
+    }
+    pub fn arc_head(&self, arc: ArcId) -> NodeId {
+        let e = (arc >> 1) as usize;
+        if arc & 1 == 0 {
+            self.edge_head[e]
+        } else {
+            self.edge_tail[e]
+        }
+    }
+    pub fn arc_way(&self, arc: ArcId) -> u32 {
+        self.edge_way[(arc >> 1) as usize]
+    }
+    pub fn arc_length_m(&self, arc: ArcId) -> f32 {
+        self.edge_length_m[(arc >> 1) as usize]
+    }
+    pub fn arc_climb_m(&self, arc: ArcId) -> f32 {
+        let e = (arc >> 1) as usize;
+        if arc & 1 == 0 {
+            self.edge_climb_fwd_m[e]
+        } else {
+            self.edge_climb_bwd_m[e]
+        }
+    }
+    pub fn arc_descent_m(&self, arc: ArcId) -> f32 {
+        self.arc_climb_m(arc ^ 1)
+    }
+
+    pub fn node_lon_lat(&self, n: NodeId) -> [f64; 2] {
+        [
+            from_fixed(self.node_lon[n as usize]),
+            from_fixed(self.node_lat[n as usize]),
+        ]
+    }
+
+    /// The arc's full shape, tail to head, in degrees.
+    pub fn arc_geometry(&self, arc: ArcId, out: &mut Vec<[f64; 2]>) {
+        let e = (arc >> 1) as usize;
+        let (a, b) = (
+            self.edge_geom_first[e] as usize,
+            self.edge_geom_first[e + 1] as usize,
+        );
+        out.push(self.node_lon_lat(self.arc_tail(arc)));
+        let mid = (a..b).map(|i| [from_fixed(self.geom_lon[i]), from_fixed(self.geom_lat[i])]);
+        if arc & 1 == 0 {
+            out.extend(mid);
+        } else {
+            out.extend(mid.rev());
+        }
+        out.push(self.node_lon_lat(self.arc_head(arc)));
+    }
+
+    /// Heading leaving the arc's tail, degrees.
+    pub fn arc_bearing_start(&self, arc: ArcId) -> u16 {
+        let e = (arc >> 1) as usize;
+        if arc & 1 == 0 {
+            self.edge_bearing_start[e]
+        } else {
+            (self.edge_bearing_end[e] + 180) % 360
+        }
+    }
+    /// Heading arriving at the arc's head, degrees.
+    pub fn arc_bearing_end(&self, arc: ArcId) -> u16 {
+        let e = (arc >> 1) as usize;
+        if arc & 1 == 0 {
+            self.edge_bearing_end[e]
+        } else {
+            (self.edge_bearing_start[e] + 180) % 360
+        }
+    }
+
+    /// Checks array lengths and id ranges; a file that passes can be used without panics.
+    pub fn validate(&self) -> Result<(), String> {
+        let n = self.node_count();
+        let m = self.edge_count();
+        let w = self.way_count();
+        let same = |name: &str, len: usize, want: usize| {
+            if len == want {
+                Ok(())
+            } else {
+                Err(format!("{name} has {len} entries, expected {want}"))
+            }
+        };
+        same("node_lat", self.node_lat.len(), n)?;
+        same("node_elevation", self.node_elevation.len(), n)?;
+        same("node_osm_id", self.node_osm_id.len(), n)?;
+        same("node_control", self.node_control.len(), n)?;
+        for (name, len) in [
+            ("edge_head", self.edge_head.len()),
+            ("edge_way", self.edge_way.len()),
+            ("edge_length_m", self.edge_length_m.len()),
+            ("edge_climb_fwd_m", self.edge_climb_fwd_m.len()),
+            ("edge_climb_bwd_m", self.edge_climb_bwd_m.len()),
+            ("edge_bearing_start", self.edge_bearing_start.len()),
+            ("edge_bearing_end", self.edge_bearing_end.len()),
+        ] {
+            same(name, len, m)?;
+        }
+        same("edge_geom_first", self.edge_geom_first.len(), m + 1)?;
+        same("arc_attrs", self.arc_attrs.len(), 2 * m)?;
+        same("geom_lat", self.geom_lat.len(), self.geom_lon.len())?;
+        if self.edge_geom_first.last().copied().unwrap_or(0) as usize != self.geom_lon.len()
+            || self.edge_geom_first.windows(2).any(|p| p[0] > p[1])
+        {
+            return Err("edge geometry offsets are inconsistent".into());
+        }
+        if self
+            .edge_tail
+            .iter()
+            .chain(&self.edge_head)
+            .any(|&x| x as usize >= n)
+        {
+            return Err("an edge refers to a node that does not exist".into());
+        }
+        if self.edge_way.iter().any(|&x| x as usize >= w) {
+            return Err("an edge refers to a way that does not exist".into());
+        }
+        for (name, len) in [
+            ("way_name", self.way_name.len()),
+            ("way_ref", self.way_ref.len()),
+            ("way_flags", self.way_flags.len()),
+            ("way_route_set", self.way_route_set.len()),
+        ] {
+            same(name, len, w)?;
+        }
+        let strings = self.string_first.len().saturating_sub(1);
+        if self.string_first.is_empty()
+            || self.string_first.last().copied().unwrap_or(0) as usize != self.string_bytes.len()
+            || self.string_first.windows(2).any(|p| p[0] > p[1])
+        {
+            return Err("string table is inconsistent".into());
+        }
+        if self
+            .way_name
+            .iter()
+            .chain(&self.way_ref)
+            .chain(&self.route_set_names)
+            .any(|&s| s as usize >= strings)
+        {
+            return Err("a string id is out of range".into());
+        }
+        let sets = self.route_set_first.len().saturating_sub(1);
+        if self.route_set_first.is_empty()
+            || self.route_set_first.last().copied().unwrap_or(0) as usize
+                != self.route_set_names.len()
+            || self.route_set_first.windows(2).any(|p| p[0] > p[1])
+            || self.way_route_set.iter().any(|&s| s as usize >= sets)
+        {
+            return Err("route sets are inconsistent".into());
+        }
+        if !self.order.is_empty() {
+            if self.order.len() != n {
+                return Err("node order has the wrong length".into());
+            }
+            let mut seen = vec![false; n];
+            for &v in &self.order {
+                if v as usize >= n || std::mem::replace(&mut seen[v as usize], true) {
+                    return Err("node order is not a permutation".into());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds a string table with de-duplication. String 0 is the empty string.
+#[derive(Default)]
+pub struct StringTableBuilder {
+    index: std::collections::HashMap<String, u32>,
+    pub first: Vec<u32>,
+    pub bytes: Vec<u8>,
+}
+
+impl StringTableBuilder {
+    pub fn new() -> Self {
+        let mut b = Self {
+            index: Default::default(),
+            first: vec![0],
+            bytes: vec![],
+        };
+        b.intern("");
+        b
+    }
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.index.get(s) {
+            return id;
+        }
+        let id = (self.first.len() - 1) as u32;
+        self.bytes.extend_from_slice(s.as_bytes());
+        self.first.push(self.bytes.len() as u32);
+        self.index.insert(s.to_string(), id);
+        id
+    }
+}

@@ -1,0 +1,793 @@
+//! Assembles a city graph from OSM: ways split into edges at junctions, per-arc access and safety,
+//! signed cycle routes, elevation, junction facts, turn restrictions and bicycle parking.
+
+use crate::city::CityConfig;
+use crate::dem::DemSet;
+use crate::osm::{self, Counts, MemberKind, RawNode, RawRelation, RawWay, Tags, tag};
+use crate::progress::Progress;
+use crate::rules::{self, WayProfile};
+use quietway_engine::geo::{LonLat, bearing_deg, haversine_m, multipolygon_contains};
+use quietway_engine::graph::{
+    ArcAttrs, BikeAccess, BikeParking, CityGraph, CityInfo, CoverageArea, NodeId, SafetyClass,
+    StringTableBuilder, TrafficControl, from_fixed, way_flags,
+};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+
+pub struct BuildInput {
+    pub city_id: String,
+    pub city: CityConfig,
+    pub osm: Vec<PathBuf>,
+    pub dem: Option<DemSet>,
+    pub areas: Vec<CoverageArea>,
+    pub sources: Vec<String>,
+    /// Components with fewer nodes are dropped (islands a waypoint should never snap to).
+    pub min_component_nodes: usize,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct BuildReport {
+    pub counts: Counts,
+    pub nodes: usize,
+    pub edges: usize,
+    pub arcs: usize,
+    pub bike_arcs: usize,
+    pub foot_arcs: usize,
+    /// Kilometres of rideable directed arcs per safety class (indexed by SafetyClass).
+    pub km_per_class: [f64; 6],
+    pub restrictions_applied: usize,
+    pub restrictions_ignored: usize,
+    pub dropped_components: usize,
+    pub dropped_nodes: usize,
+    pub parking: usize,
+    pub nodes_inside_coverage: usize,
+}
+
+struct KeptWay {
+    id: i64,
+    refs: Vec<i64>,
+    profile: WayProfile,
+    name: String,
+    reference: String,
+}
+
+fn control_of(tags: &Tags) -> (TrafficControl, Option<bool>) {
+    let control = match tag(tags, "highway") {
+        Some("traffic_signals") => TrafficControl::Signals,
+        Some("stop") => TrafficControl::Stop,
+        Some("give_way") => TrafficControl::GiveWay,
+        Some("crossing") if tag(tags, "crossing") == Some("traffic_signals") => {
+            TrafficControl::Signals
+        }
+        _ => TrafficControl::None,
+    };
+    let dir = tag(tags, "direction")
+        .or_else(|| tag(tags, "traffic_signals:direction"))
+        .and_then(|d| match d {
+            "forward" => Some(true),
+            "backward" => Some(false),
+            _ => None,
+        });
+    (control, dir)
+}
+
+struct Restriction {
+    from_way: i64,
+    via_node: i64,
+    to_way: i64,
+    only: bool,
+}
+
+/// Parses a turn restriction that binds bicycles; `Err(())` when it is one we cannot apply (via a way).
+fn parse_restriction(r: &RawRelation) -> Option<Result<Restriction, ()>> {
+    let value = tag(&r.tags, "restriction:bicycle").or_else(|| tag(&r.tags, "restriction"))?;
+    if tag(&r.tags, "except").is_some_and(|e| e.split(';').any(|x| x.trim() == "bicycle")) {
+        return None;
+    }
+    let only = value.starts_with("only_");
+    if !only && !value.starts_with("no_") {
+        return None;
+    }
+    let find = |role: &str, kind: MemberKind| {
+        r.members
+            .iter()
+            .find(|(k, _, ro)| ro == role && *k == kind)
+            .map(|(_, id, _)| *id)
+    };
+    let from = find("from", MemberKind::Way)?;
+    let to = find("to", MemberKind::Way)?;
+    match find("via", MemberKind::Node) {
+        Some(via) => Some(Ok(Restriction {
+            from_way: from,
+            via_node: via,
+            to_way: to,
+            only,
+        })),
+        None => Some(Err(())),
+    }
+}
+
+fn route_name(r: &RawRelation) -> String {
+    if let Some(n) = tag(&r.tags, "name") {
+        return n.to_string();
+    }
+    if let Some(rf) = tag(&r.tags, "ref") {
+        return match tag(&r.tags, "network") {
+            Some("ncn") => format!("National Cycle Route {rf}"),
+            _ => format!("Cycle Route {rf}"),
+        };
+    }
+    match tag(&r.tags, "network") {
+        Some("icn") => "International cycle route",
+        Some("ncn") => "National cycle route",
+        Some("rcn") => "Regional cycle route",
+        _ => "Local cycle route",
+    }
+    .to_string()
+}
+
+fn way_route_tag_names(tags: &Tags) -> Vec<String> {
+    let mut out = Vec::new();
+    for (net, label) in [
+        ("icn", "International cycle route"),
+        ("ncn", "National cycle route"),
+        ("rcn", "Regional cycle route"),
+        ("lcn", "Local cycle route"),
+    ] {
+        if matches!(tag(tags, net), Some("yes" | "designated")) {
+            out.push(
+                tag(tags, &format!("{net}_ref"))
+                    .map(|r| format!("Cycle Route {r}"))
+                    .unwrap_or_else(|| label.to_string()),
+            );
+        }
+    }
+    out
+}
+
+pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, BuildReport), String> {
+    let mut report = BuildReport::default();
+    let rules_cfg = input.city.rules();
+
+    // ---- pass 1: ways and relations ----
+    let mut raw_ways: Vec<RawWay> = Vec::new();
+    let mut relations: Vec<RawRelation> = Vec::new();
+    for path in &input.osm {
+        let size = std::fs::metadata(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .len();
+        progress.phase(
+            &format!("reading ways and relations of {}", file_name(path)),
+            size,
+        );
+        let (w, r, c) = osm::read_ways_and_relations(path, progress)?;
+        raw_ways.extend(w);
+        relations.extend(r);
+        report.counts.ways += c.ways;
+        report.counts.relations += c.relations;
+        report.counts.nodes += c.nodes;
+    }
+    raw_ways.sort_unstable_by_key(|w| w.id);
+    raw_ways.dedup_by_key(|w| w.id);
+    relations.sort_unstable_by_key(|r| r.id);
+    relations.dedup_by_key(|r| r.id);
+
+    progress.phase("classifying ways", 0);
+    let mut ways: Vec<KeptWay> = Vec::new();
+    let mut parking_ways: Vec<RawWay> = Vec::new();
+    // Signed cycle routes: lcn/rcn/ncn/icn way tags here, relation names below.
+    let mut way_routes: HashMap<i64, BTreeSet<String>> = HashMap::new();
+    for w in raw_ways {
+        if osm::is_parking_node(&w.tags) && tag(&w.tags, "highway").is_none() {
+            parking_ways.push(w);
+            continue;
+        }
+        if w.refs.len() < 2 {
+            continue;
+        }
+        if let Some(profile) = rules::classify(&w.tags, &rules_cfg) {
+            let name = tag(&w.tags, "name").unwrap_or("").to_string();
+            let reference = tag(&w.tags, "ref").unwrap_or("").to_string();
+            let routes = way_route_tag_names(&w.tags);
+            if !routes.is_empty() {
+                way_routes.entry(w.id).or_default().extend(routes);
+            }
+            ways.push(KeptWay {
+                id: w.id,
+                refs: w.refs,
+                profile,
+                name,
+                reference,
+            });
+        }
+    }
+    if ways.is_empty() {
+        return Err(
+            "the extract contains no streets or paths a bicycle or pedestrian may use".into(),
+        );
+    }
+
+    let mut restrictions = Vec::new();
+    for r in &relations {
+        if tag(&r.tags, "type") == Some("route") {
+            let name = route_name(r);
+            for (kind, id, _) in &r.members {
+                if *kind == MemberKind::Way {
+                    way_routes.entry(*id).or_default().insert(name.clone());
+                }
+            }
+        } else {
+            match parse_restriction(r) {
+                Some(Ok(x)) => restrictions.push(x),
+                Some(Err(())) => report.restrictions_ignored += 1,
+                None => {}
+            }
+        }
+    }
+
+    // ---- pass 2: the nodes the kept ways use ----
+    let mut wanted: HashSet<i64> = HashSet::with_capacity(ways.iter().map(|w| w.refs.len()).sum());
+    for w in &ways {
+        wanted.extend(w.refs.iter().copied());
+    }
+    for w in &parking_ways {
+        wanted.extend(w.refs.iter().copied());
+    }
+    let mut raw_nodes: Vec<RawNode> = Vec::new();
+    for path in &input.osm {
+        let size = std::fs::metadata(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .len();
+        progress.phase(&format!("reading nodes of {}", file_name(path)), size);
+        raw_nodes.extend(osm::read_nodes(path, &wanted, progress)?);
+    }
+    raw_nodes.sort_unstable_by_key(|n| n.id);
+    raw_nodes.dedup_by_key(|n| n.id);
+    drop(wanted);
+    let node_index: HashMap<i64, usize> = raw_nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id, i))
+        .collect();
+
+    progress.phase("splitting ways into edges", 0);
+    // A node becomes a graph node when it ends a way, is shared by ways, or controls traffic.
+    let mut uses: Vec<u8> = vec![0; raw_nodes.len()];
+    for w in &ways {
+        for (i, r) in w.refs.iter().enumerate() {
+            if let Some(&k) = node_index.get(r) {
+                let bump = if i == 0 || i + 1 == w.refs.len() {
+                    2
+                } else {
+                    1
+                };
+                uses[k] = uses[k].saturating_add(bump);
+            }
+        }
+    }
+    let controls: Vec<(TrafficControl, Option<bool>)> =
+        raw_nodes.iter().map(|n| control_of(&n.tags)).collect();
+    let mut graph_id: Vec<u32> = vec![u32::MAX; raw_nodes.len()];
+    let mut g = CityGraph::default();
+    let mut add_node = |k: usize, g: &mut CityGraph| -> u32 {
+        if graph_id[k] == u32::MAX {
+            graph_id[k] = g.node_lon.len() as u32;
+            let n = &raw_nodes[k];
+            g.node_lon.push(n.lon);
+            g.node_lat.push(n.lat);
+            g.node_osm_id.push(n.id);
+            g.node_control.push(controls[k].0 as u8);
+        }
+        graph_id[k]
+    };
+
+    let mut strings = StringTableBuilder::new();
+    let mut route_sets: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut route_set_first = vec![0u32, 0u32]; // set 0: empty
+    let mut route_set_names: Vec<u32> = Vec::new();
+    // Per edge: the raw node index sequence, kept for elevation and bearings.
+    let mut edge_points: Vec<Vec<usize>> = Vec::new();
+    let mut way_index_of: HashMap<i64, u32> = HashMap::new();
+
+    for w in &ways {
+        let way_idx = g.way_osm_id.len() as u32;
+        way_index_of.insert(w.id, way_idx);
+        g.way_osm_id.push(w.id);
+        g.way_name.push(strings.intern(&w.name));
+        g.way_ref.push(strings.intern(&w.reference));
+        let mut flags = w.profile.flags;
+        let (mut fwd, mut bwd) = (w.profile.forward, w.profile.backward);
+        let set = match way_routes.get(&w.id) {
+            Some(names) if !names.is_empty() => {
+                flags |= way_flags::CYCLE_ROUTE;
+                let ids: Vec<u32> = names.iter().map(|n| strings.intern(n)).collect();
+                let next = route_sets.len() as u32 + 1;
+                *route_sets.entry(ids.clone()).or_insert_with(|| {
+                    route_set_names.extend_from_slice(&ids);
+                    route_set_first.push(route_set_names.len() as u32);
+                    next
+                })
+            }
+            _ => 0,
+        };
+        if flags & way_flags::CYCLE_ROUTE != 0 {
+            fwd = rules::upgrade_for_route(fwd);
+            bwd = rules::upgrade_for_route(bwd);
+        }
+        g.way_flags.push(flags);
+        g.way_route_set.push(set);
+
+        // Split at graph nodes; a missing node (clipped extract) ends the current piece.
+        let mut piece: Vec<usize> = Vec::new();
+        let mut flush = |piece: &mut Vec<usize>, g: &mut CityGraph| {
+            if piece.len() >= 2 {
+                let (a, b) = (piece[0], piece[piece.len() - 1]);
+                if a != b {
+                    let t = add_node(a, g);
+                    let h = add_node(b, g);
+                    g.edge_tail.push(t);
+                    g.edge_head.push(h);
+                    g.edge_way.push(way_idx);
+                    g.arc_attrs.push(fwd);
+                    g.arc_attrs.push(bwd);
+                    edge_points.push(std::mem::take(piece));
+                }
+            }
+            piece.clear();
+        };
+        let mut prev: Option<usize> = None;
+        for (i, r) in w.refs.iter().enumerate() {
+            let Some(&k) = node_index.get(r) else {
+                flush(&mut piece, &mut g);
+                prev = None;
+                continue;
+            };
+            if prev == Some(k) {
+                continue; // repeated node
+            }
+            prev = Some(k);
+            piece.push(k);
+            let is_graph_node =
+                uses[k] >= 2 || controls[k].0 != TrafficControl::None || i + 1 == w.refs.len();
+            if is_graph_node && piece.len() >= 2 {
+                flush(&mut piece, &mut g);
+                piece.push(k);
+            }
+        }
+        flush(&mut piece, &mut g);
+    }
+
+    // Geometry, lengths, bearings, head-control flags.
+    let elevation_at = |k: usize| -> f32 {
+        match &input.dem {
+            Some(dem) => dem
+                .elevation(from_fixed(raw_nodes[k].lon), from_fixed(raw_nodes[k].lat))
+                .unwrap_or(f32::NAN),
+            None => f32::NAN,
+        }
+    };
+    g.edge_geom_first.push(0);
+    for (e, pts) in edge_points.iter().enumerate() {
+        let ll = |k: usize| LonLat::new(from_fixed(raw_nodes[k].lon), from_fixed(raw_nodes[k].lat));
+        let mut len = 0.0;
+        for p in pts.windows(2) {
+            len += haversine_m(ll(p[0]), ll(p[1]));
+        }
+        g.edge_length_m.push(len.max(0.01) as f32);
+        for &k in &pts[1..pts.len() - 1] {
+            g.geom_lon.push(raw_nodes[k].lon);
+            g.geom_lat.push(raw_nodes[k].lat);
+        }
+        g.edge_geom_first.push(g.geom_lon.len() as u32);
+        let b0 = bearing_deg(ll(pts[0]), ll(pts[1]));
+        let b1 = bearing_deg(ll(pts[pts.len() - 2]), ll(pts[pts.len() - 1]));
+        g.edge_bearing_start.push((b0.round() as u16) % 360);
+        g.edge_bearing_end.push((b1.round() as u16) % 360);
+        let (mut up, mut down) = (0.0f32, 0.0f32);
+        if input.dem.is_some() {
+            let el: Vec<f32> = pts.iter().map(|&k| elevation_at(k)).collect();
+            for p in el.windows(2) {
+                let d = p[1] - p[0];
+                if d.is_finite() {
+                    if d > 0.0 { up += d } else { down -= d }
+                }
+            }
+        }
+        g.edge_climb_fwd_m.push(up);
+        g.edge_climb_bwd_m.push(down);
+        // Stop signs and give-ways apply to traffic entering the node, in the tagged direction
+        // relative to the way where one is given.
+        for (arc, node_k, along_way) in [
+            (2 * e, pts[pts.len() - 1], true),
+            (2 * e + 1, pts[0], false),
+        ] {
+            let (c, dir) = controls[node_k];
+            if matches!(c, TrafficControl::Stop | TrafficControl::GiveWay)
+                && dir.is_none_or(|d| d == along_way)
+            {
+                g.arc_attrs[arc] = g.arc_attrs[arc].with_head_control(true);
+            }
+        }
+    }
+    g.node_elevation = (0..g.node_lon.len()).map(|_| f32::NAN).collect();
+    if input.dem.is_some() {
+        for (k, &id) in graph_id.iter().enumerate() {
+            if id != u32::MAX {
+                g.node_elevation[id as usize] = elevation_at(k);
+            }
+        }
+    }
+
+    // Turn restrictions for bicycles, by node splitting.
+    progress.phase("applying turn restrictions", 0);
+    let osm_to_graph = |osm_id: i64| {
+        node_index
+            .get(&osm_id)
+            .map(|&k| graph_id[k])
+            .filter(|&v| v != u32::MAX)
+    };
+    report.restrictions_applied = apply_restrictions(
+        &mut g,
+        &restrictions,
+        &way_index_of,
+        osm_to_graph,
+        &mut report.restrictions_ignored,
+    );
+
+    // Drop small islands.
+    progress.phase("removing disconnected islands", 0);
+    let (kept, dropped_components, dropped_nodes) = keep_components(&g, input.min_component_nodes);
+    report.dropped_components = dropped_components;
+    report.dropped_nodes = dropped_nodes;
+    g = compact(g, &kept);
+
+    // Bicycle parking.
+    for n in &raw_nodes {
+        if osm::is_parking_node(&n.tags) {
+            g.parking
+                .push(parking_of(n.id, n.lon, n.lat, &n.tags, false));
+        }
+    }
+    for w in &parking_ways {
+        let pts: Vec<&RawNode> = w
+            .refs
+            .iter()
+            .filter_map(|r| node_index.get(r).map(|&k| &raw_nodes[k]))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let lon = pts.iter().map(|n| n.lon as i64).sum::<i64>() / pts.len() as i64;
+        let lat = pts.iter().map(|n| n.lat as i64).sum::<i64>() / pts.len() as i64;
+        g.parking
+            .push(parking_of(w.id, lon as i32, lat as i32, &w.tags, true));
+    }
+    report.parking = g.parking.len();
+
+    g.string_first = strings.first;
+    g.string_bytes = strings.bytes;
+    g.route_set_first = route_set_first;
+    g.route_set_names = route_set_names;
+
+    if g.edge_count() == 0 {
+        return Err(
+            "the extract has no connected street network left after removing islands".into(),
+        );
+    }
+
+    // Coverage.
+    let all_polygons: Vec<Vec<Vec<[f64; 2]>>> = input
+        .areas
+        .iter()
+        .flat_map(|a| a.polygons.iter().cloned())
+        .collect();
+    let step = (g.node_count() / 2000).max(1);
+    let sampled = (0..g.node_count()).step_by(step).count();
+    let inside = (0..g.node_count())
+        .step_by(step)
+        .filter(|&v| {
+            let [lon, lat] = g.node_lon_lat(v as NodeId);
+            multipolygon_contains(&all_polygons, lon, lat)
+        })
+        .count();
+    report.nodes_inside_coverage = inside * step;
+    if inside == 0 {
+        return Err(format!(
+            "the extract lies outside {}'s coverage polygon (none of {sampled} sampled nodes is inside)",
+            input.city.name
+        ));
+    }
+
+    g.city = Some(CityInfo {
+        id: input.city_id.clone(),
+        name: input.city.name.clone(),
+        timezone: input.city.timezone.clone(),
+        has_lighting_data: input.city.has_lighting_data,
+        elevation_known: input.dem.is_some(),
+        areas: input.areas.clone(),
+        drives_on_left: input.city.drives_on_left,
+        sources: input.sources.clone(),
+        built_at: String::new(),
+    });
+
+    report.nodes = g.node_count();
+    report.edges = g.edge_count();
+    report.arcs = g.arc_count();
+    for (a, attrs) in g.arc_attrs.iter().enumerate() {
+        if attrs.bike() != BikeAccess::No {
+            report.bike_arcs += 1;
+            report.km_per_class[attrs.safety_class() as usize] +=
+                g.edge_length_m[a / 2] as f64 / 1000.0;
+        }
+        if attrs.foot() {
+            report.foot_arcs += 1;
+        }
+    }
+    g.validate()?;
+    Ok((g, report))
+}
+
+fn file_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default()
+}
+
+fn parking_of(osm_id: i64, lon: i32, lat: i32, tags: &Tags, is_way: bool) -> BikeParking {
+    BikeParking {
+        osm_id,
+        lon,
+        lat,
+        capacity: tag(tags, "capacity")
+            .and_then(|c| c.trim().parse().ok())
+            .unwrap_or(0),
+        covered: match tag(tags, "covered") {
+            Some("yes") => 1,
+            Some("no") => 2,
+            _ => 0,
+        },
+        is_way: is_way as u8,
+        _pad: [0; 2],
+    }
+}
+
+/// At one via node, for one incoming arc: the forbidden outgoing arcs (`no_*`) and, when an
+/// `only_*` restriction applies, the only permitted ones.
+type TurnRule = (BTreeSet<u32>, Option<BTreeSet<u32>>);
+
+/// Applies via-node restrictions by cloning the via node once per restricted incoming arc: the clone
+/// is entered only from that arc and leaves only by the permitted arcs. Walking keeps the original.
+fn apply_restrictions(
+    g: &mut CityGraph,
+    restrictions: &[Restriction],
+    way_index_of: &HashMap<i64, u32>,
+    osm_to_graph: impl Fn(i64) -> Option<NodeId>,
+    ignored: &mut usize,
+) -> usize {
+    // Incidence lists of the original graph.
+    let n = g.node_count();
+    let mut out_arcs: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for e in 0..g.edge_count() {
+        out_arcs[g.edge_tail[e] as usize].push(2 * e as u32);
+        out_arcs[g.edge_head[e] as usize].push(2 * e as u32 + 1);
+    }
+    // Group by (via, incoming arc): forbidden outgoing arcs.
+    let mut groups: std::collections::BTreeMap<(NodeId, u32), TurnRule> = Default::default();
+    let mut applied = 0;
+    for r in restrictions {
+        let (Some(&fw), Some(&tw), Some(v)) = (
+            way_index_of.get(&r.from_way),
+            way_index_of.get(&r.to_way),
+            osm_to_graph(r.via_node),
+        ) else {
+            *ignored += 1; // outside the extract or not routable
+            continue;
+        };
+        let in_arcs: Vec<u32> = out_arcs[v as usize]
+            .iter()
+            .map(|&a| a ^ 1)
+            .filter(|&a| g.arc_way(a) == fw)
+            .collect();
+        let to_arcs: BTreeSet<u32> = out_arcs[v as usize]
+            .iter()
+            .copied()
+            .filter(|&a| g.arc_way(a) == tw)
+            .collect();
+        if in_arcs.is_empty() || to_arcs.is_empty() {
+            *ignored += 1;
+            continue;
+        }
+        applied += 1;
+        for a in in_arcs {
+            let entry = groups.entry((v, a)).or_default();
+            if r.only {
+                let only = entry.1.get_or_insert_with(BTreeSet::new);
+                only.extend(&to_arcs);
+            } else {
+                entry.0.extend(&to_arcs);
+            }
+        }
+    }
+    if groups.is_empty() {
+        return applied;
+    }
+    // Clone ids first, so clone arcs can point at the clones of their heads.
+    let mut redirect: HashMap<u32, NodeId> = HashMap::new();
+    for (i, &(_, a)) in groups.keys().enumerate() {
+        redirect.insert(a, (n + i) as NodeId);
+    }
+    // Clone arcs copy the arcs as tagged, before this function disables any of them.
+    let original_attrs = g.arc_attrs.clone();
+    for (&(v, _), _) in groups.iter() {
+        let vi = v as usize;
+        g.node_lon.push(g.node_lon[vi]);
+        g.node_lat.push(g.node_lat[vi]);
+        g.node_osm_id.push(g.node_osm_id[vi]);
+        g.node_control.push(g.node_control[vi]);
+        if !g.node_elevation.is_empty() {
+            g.node_elevation.push(g.node_elevation[vi]);
+        }
+    }
+    let add_clone_edge = |g: &mut CityGraph, src_arc: u32, tail: NodeId, head: NodeId| {
+        let e = (src_arc >> 1) as usize;
+        let back = src_arc & 1 == 1;
+        let (a, b) = (
+            g.edge_geom_first[e] as usize,
+            g.edge_geom_first[e + 1] as usize,
+        );
+        let mut lon: Vec<i32> = g.geom_lon[a..b].to_vec();
+        let mut lat: Vec<i32> = g.geom_lat[a..b].to_vec();
+        if back {
+            lon.reverse();
+            lat.reverse();
+        }
+        g.geom_lon.extend(lon);
+        g.geom_lat.extend(lat);
+        g.edge_geom_first.push(g.geom_lon.len() as u32);
+        g.edge_tail.push(tail);
+        g.edge_head.push(head);
+        g.edge_way.push(g.edge_way[e]);
+        g.edge_length_m.push(g.edge_length_m[e]);
+        let (up, down) = if back {
+            (g.edge_climb_bwd_m[e], g.edge_climb_fwd_m[e])
+        } else {
+            (g.edge_climb_fwd_m[e], g.edge_climb_bwd_m[e])
+        };
+        g.edge_climb_fwd_m.push(up);
+        g.edge_climb_bwd_m.push(down);
+        g.edge_bearing_start.push(g.arc_bearing_start(src_arc));
+        g.edge_bearing_end.push(g.arc_bearing_end(src_arc));
+        let fwd = original_attrs[src_arc as usize]
+            .with_foot(false)
+            .with_restriction_clone(true);
+        g.arc_attrs.push(fwd);
+        g.arc_attrs.push(
+            ArcAttrs::new(SafetyClass::Quiet, BikeAccess::No, false).with_restriction_clone(true),
+        );
+    };
+    let original_edges = g.edge_count();
+    for (&(v, a_in), (forbidden, only)) in groups.iter() {
+        let clone = redirect[&a_in];
+        // Into the clone: a copy of the incoming arc; the original stops carrying bicycles that way.
+        let tail = g.arc_tail(a_in);
+        add_clone_edge(g, a_in, tail, clone);
+        g.arc_attrs[a_in as usize] = g.arc_attrs[a_in as usize].with_bike(BikeAccess::No);
+        // Out of the clone: every permitted arc, to the head's own clone where that arc is restricted.
+        for &a_out in &out_arcs[v as usize] {
+            if a_out as usize >= 2 * original_edges || a_out == (a_in ^ 1) {
+                continue;
+            }
+            let permitted = match only {
+                Some(only) => only.contains(&a_out),
+                None => !forbidden.contains(&a_out),
+            };
+            if !permitted || original_attrs[a_out as usize].bike() == BikeAccess::No {
+                continue;
+            }
+            let head = redirect
+                .get(&a_out)
+                .copied()
+                .unwrap_or_else(|| g.arc_head(a_out));
+            add_clone_edge(g, a_out, clone, head);
+        }
+    }
+    applied
+}
+
+/// Weakly connected components; returns the keep-mask, dropped components and nodes.
+fn keep_components(g: &CityGraph, min_nodes: usize) -> (Vec<bool>, usize, usize) {
+    let n = g.node_count();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    fn find(p: &mut [u32], mut x: u32) -> u32 {
+        while p[x as usize] != x {
+            p[x as usize] = p[p[x as usize] as usize];
+            x = p[x as usize];
+        }
+        x
+    }
+    for e in 0..g.edge_count() {
+        let usable = [2 * e, 2 * e + 1]
+            .iter()
+            .any(|&a| g.arc_attrs[a].bike() != BikeAccess::No || g.arc_attrs[a].foot());
+        if !usable {
+            continue;
+        }
+        let (a, b) = (
+            find(&mut parent, g.edge_tail[e]),
+            find(&mut parent, g.edge_head[e]),
+        );
+        if a != b {
+            parent[a as usize] = b;
+        }
+    }
+    let mut size: HashMap<u32, usize> = HashMap::new();
+    for v in 0..n as u32 {
+        *size.entry(find(&mut parent, v)).or_default() += 1;
+    }
+    let mut keep = vec![false; n];
+    let (mut dropped_c, mut dropped_n) = (0, 0);
+    for &s in size.values() {
+        if s < min_nodes {
+            dropped_c += 1;
+            dropped_n += s;
+        }
+    }
+    for v in 0..n as u32 {
+        let r = find(&mut parent, v);
+        keep[v as usize] = size[&r] >= min_nodes;
+    }
+    (keep, dropped_c, dropped_n)
+}
+
+/// Removes dropped nodes and their edges, renumbering densely.
+fn compact(g: CityGraph, keep: &[bool]) -> CityGraph {
+    let mut new_id = vec![u32::MAX; g.node_count()];
+    let mut out = CityGraph {
+        city: g.city.clone(),
+        ..Default::default()
+    };
+    for v in 0..g.node_count() {
+        if keep[v] {
+            new_id[v] = out.node_lon.len() as u32;
+            out.node_lon.push(g.node_lon[v]);
+            out.node_lat.push(g.node_lat[v]);
+            out.node_elevation.push(g.node_elevation[v]);
+            out.node_osm_id.push(g.node_osm_id[v]);
+            out.node_control.push(g.node_control[v]);
+        }
+    }
+    out.edge_geom_first.push(0);
+    for e in 0..g.edge_count() {
+        let (t, h) = (g.edge_tail[e] as usize, g.edge_head[e] as usize);
+        let usable = g.arc_attrs[2 * e].bike() != BikeAccess::No
+            || g.arc_attrs[2 * e + 1].bike() != BikeAccess::No
+            || g.arc_attrs[2 * e].foot()
+            || g.arc_attrs[2 * e + 1].foot();
+        if !keep[t] || !keep[h] || !usable {
+            continue;
+        }
+        out.edge_tail.push(new_id[t]);
+        out.edge_head.push(new_id[h]);
+        out.edge_way.push(g.edge_way[e]);
+        out.edge_length_m.push(g.edge_length_m[e]);
+        out.edge_climb_fwd_m.push(g.edge_climb_fwd_m[e]);
+        out.edge_climb_bwd_m.push(g.edge_climb_bwd_m[e]);
+        out.edge_bearing_start.push(g.edge_bearing_start[e]);
+        out.edge_bearing_end.push(g.edge_bearing_end[e]);
+        let (a, b) = (
+            g.edge_geom_first[e] as usize,
+            g.edge_geom_first[e + 1] as usize,
+        );
+        out.geom_lon.extend_from_slice(&g.geom_lon[a..b]);
+        out.geom_lat.extend_from_slice(&g.geom_lat[a..b]);
+        out.edge_geom_first.push(out.geom_lon.len() as u32);
+        out.arc_attrs.push(g.arc_attrs[2 * e]);
+        out.arc_attrs.push(g.arc_attrs[2 * e + 1]);
+    }
+    out.way_osm_id = g.way_osm_id;
+    out.way_name = g.way_name;
+    out.way_ref = g.way_ref;
+    out.way_flags = g.way_flags;
+    out.way_route_set = g.way_route_set;
+    out
+}

@@ -1,0 +1,559 @@
+//! Access and safety rules: OSM tags of a way → per-direction bicycle and foot access and a safety
+//! class. The safety class follows Level of Traffic Stress (Mekuria, Furth & Nixon 2012) as BikeOttawa's
+//! stressmodel and Conveyal R5's labeller implement it; `docs/safety-rules.md` is the readable table and
+//! the tests in `tests/rules.rs` pin every row.
+
+use crate::osm::{Tags, tag};
+use quietway_engine::graph::{ArcAttrs, BikeAccess, SafetyClass, way_flags};
+use serde::{Deserialize, Serialize};
+
+/// Per-city defaults the tags leave open.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CityRules {
+    /// UK-style traffic: `cycleway:left` serves the forward direction of a two-way road.
+    pub drives_on_left: bool,
+    /// Default speed limit in mph by highway class when `maxspeed` is absent ("*" for the rest).
+    pub default_speed_mph: std::collections::BTreeMap<String, f64>,
+}
+
+impl CityRules {
+    pub fn default_speed(&self, highway: &str) -> f64 {
+        let base = highway.trim_end_matches("_link");
+        self.default_speed_mph
+            .get(base)
+            .or_else(|| self.default_speed_mph.get("*"))
+            .copied()
+            .unwrap_or(25.0)
+    }
+}
+
+/// What the rules say about one way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WayProfile {
+    pub forward: ArcAttrs,
+    pub backward: ArcAttrs,
+    pub flags: u16,
+    /// Level of traffic stress per direction (1–4), before the signed-route upgrade; 0 for paths.
+    pub lts_forward: u8,
+    pub lts_backward: u8,
+}
+
+const ROAD_CLASSES: &[&str] = &[
+    "trunk",
+    "trunk_link",
+    "primary",
+    "primary_link",
+    "secondary",
+    "secondary_link",
+    "tertiary",
+    "tertiary_link",
+    "unclassified",
+    "residential",
+    "living_street",
+    "service",
+    "road",
+    "busway",
+];
+const PATH_CLASSES: &[&str] = &[
+    "cycleway",
+    "path",
+    "footway",
+    "pedestrian",
+    "bridleway",
+    "track",
+    "steps",
+];
+
+fn yes(v: Option<&str>) -> bool {
+    matches!(
+        v,
+        Some("yes" | "designated" | "permissive" | "destination" | "official" | "true" | "1")
+    )
+}
+fn no(v: Option<&str>) -> bool {
+    matches!(
+        v,
+        Some(
+            "no" | "private"
+                | "customers"
+                | "delivery"
+                | "agricultural"
+                | "forestry"
+                | "discouraged_no"
+        )
+    )
+}
+
+/// Infrastructure for cyclists in one direction of a road.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Infra {
+    None,
+    SharedLane,
+    Lane,
+    BufferedLane,
+    Track,
+}
+
+fn infra_of(value: &str) -> Option<Infra> {
+    Some(match value {
+        "track" | "opposite_track" => Infra::Track,
+        "lane" | "opposite_lane" | "share_busway" | "opposite_share_busway" => Infra::Lane,
+        "shared_lane" | "shared" => Infra::SharedLane,
+        _ => return None,
+    })
+}
+
+/// Per side: its infrastructure and which directions it serves.
+fn side_infra(tags: &Tags, side: &str) -> Option<(Infra, String)> {
+    let v = tag(tags, &format!("cycleway:{side}"))
+        .or_else(|| tag(tags, "cycleway:both"))
+        .or_else(|| tag(tags, "cycleway"))?;
+    let mut infra = infra_of(v)?;
+    let sub = |k: &str| {
+        tag(tags, &format!("cycleway:{side}:{k}"))
+            .or_else(|| tag(tags, &format!("cycleway:both:{k}")))
+            .or_else(|| tag(tags, &format!("cycleway:{k}")))
+    };
+    if infra == Infra::Lane {
+        // Physical separation makes a painted lane a protected one; a buffer makes it better.
+        let separation = sub("separation")
+            .or_else(|| sub("separation:left"))
+            .or_else(|| sub("separation:right"));
+        if matches!(
+            separation,
+            Some(
+                "flex_post"
+                    | "bollard"
+                    | "kerb"
+                    | "planter"
+                    | "parking_lane"
+                    | "guard_rail"
+                    | "jersey_barrier"
+                    | "concrete"
+                    | "fence"
+                    | "separation_kerb"
+                    | "vertical_panel"
+            )
+        ) {
+            infra = Infra::Track;
+        } else if sub("buffer").is_some_and(|b| b != "no" && b != "0")
+            || sub("lane") == Some("buffered")
+        {
+            infra = Infra::BufferedLane;
+        }
+    }
+    Some((infra, sub("oneway").unwrap_or("").to_string()))
+}
+
+fn parse_speed_mph(v: &str) -> Option<f64> {
+    let v = v.trim();
+    if let Some(n) = v.strip_suffix("mph") {
+        return n.trim().parse().ok();
+    }
+    if let Some(n) = v.strip_suffix("km/h").or_else(|| v.strip_suffix("kmh")) {
+        return n.trim().parse::<f64>().ok().map(|k| k / 1.609_344);
+    }
+    v.parse::<f64>().ok().map(|k| k / 1.609_344)
+}
+
+fn lanes_per_direction(tags: &Tags, highway: &str, oneway: bool, forward: bool) -> f64 {
+    let dir_key = if forward {
+        "lanes:forward"
+    } else {
+        "lanes:backward"
+    };
+    if let Some(n) = tag(tags, dir_key).and_then(|v| v.parse::<f64>().ok()) {
+        return n;
+    }
+    if let Some(n) = tag(tags, "lanes").and_then(|v| v.parse::<f64>().ok()) {
+        return if oneway { n } else { (n / 2.0).ceil() };
+    }
+    match highway.trim_end_matches("_link") {
+        "trunk" | "primary" => 2.0,
+        _ => 1.0,
+    }
+}
+
+fn has_parking(tags: &Tags, side: &str) -> bool {
+    let parked = |v: Option<&str>| {
+        matches!(
+            v,
+            Some(
+                "lane"
+                    | "parallel"
+                    | "diagonal"
+                    | "perpendicular"
+                    | "on_street"
+                    | "street_side"
+                    | "half_on_kerb"
+                    | "marked"
+            )
+        )
+    };
+    parked(tag(tags, &format!("parking:lane:{side}")))
+        || parked(tag(tags, "parking:lane:both"))
+        || parked(tag(tags, &format!("parking:{side}")))
+        || parked(tag(tags, "parking:both"))
+}
+
+/// Level of traffic stress of riding one direction of a road (1 lowest, 4 highest). Written as the
+/// published tables read, one arm per row.
+#[allow(clippy::collapsible_match)]
+pub fn road_lts(highway: &str, speed_mph: f64, lanes: f64, infra: Infra, parking: bool) -> u8 {
+    let base = highway.trim_end_matches("_link");
+    match infra {
+        Infra::Track => 1,
+        Infra::Lane | Infra::BufferedLane => {
+            let lts1_speed = if infra == Infra::BufferedLane {
+                35.0
+            } else if parking {
+                25.0
+            } else {
+                30.0
+            };
+            if lanes <= 1.0 {
+                if speed_mph <= lts1_speed {
+                    1
+                } else if speed_mph <= 35.0 {
+                    2
+                } else {
+                    3
+                }
+            } else if lanes <= 2.0 {
+                if speed_mph <= 25.0 || (infra == Infra::BufferedLane && speed_mph <= 35.0) {
+                    2
+                } else {
+                    3
+                }
+            } else if speed_mph <= 35.0 {
+                3
+            } else {
+                4
+            }
+        }
+        Infra::None | Infra::SharedLane => {
+            let lts = match base {
+                "living_street" => 1,
+                "service" | "residential" | "unclassified" | "road" | "busway" if lanes <= 1.0 => {
+                    if speed_mph <= 25.0 {
+                        1
+                    } else if speed_mph <= 30.0 {
+                        2
+                    } else if speed_mph <= 35.0 {
+                        3
+                    } else {
+                        4
+                    }
+                }
+                "tertiary" | "secondary" if lanes <= 1.0 => {
+                    let low = if base == "tertiary" { 30.0 } else { 25.0 };
+                    if speed_mph <= low {
+                        2
+                    } else if speed_mph <= 35.0 {
+                        3
+                    } else {
+                        4
+                    }
+                }
+                "primary" | "trunk" if lanes <= 1.0 => {
+                    if speed_mph <= 25.0 {
+                        3
+                    } else {
+                        4
+                    }
+                }
+                _ if lanes <= 2.0 => {
+                    if speed_mph <= 25.0 && !matches!(base, "primary" | "trunk") {
+                        3
+                    } else {
+                        4
+                    }
+                }
+                _ => 4,
+            };
+            if base == "trunk" { lts.max(4) } else { lts }
+        }
+    }
+}
+
+fn lts_class(lts: u8) -> SafetyClass {
+    match lts {
+        0 | 1 => SafetyClass::Quiet,
+        2 => SafetyClass::Moderate,
+        3 => SafetyClass::Busy,
+        _ => SafetyClass::VeryBusy,
+    }
+}
+
+/// Applies the rules to one way; `None` when neither a bicycle nor a pedestrian may use it.
+pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
+    let highway = tag(tags, "highway")?;
+    let is_road = ROAD_CLASSES.contains(&highway);
+    if !is_road && !PATH_CLASSES.contains(&highway) {
+        return None; // motorways, construction, proposed, platforms, corridors, ...
+    }
+    if tag(tags, "route") == Some("ferry")
+        || tag(tags, "area") == Some("yes") && highway != "pedestrian"
+    {
+        return None;
+    }
+    if matches!(tag(tags, "indoor"), Some("yes" | "corridor")) {
+        return None;
+    }
+
+    let access_no = no(tag(tags, "access"));
+    let vehicle_no = no(tag(tags, "vehicle"));
+    let bicycle = tag(tags, "bicycle");
+    let foot = tag(tags, "foot");
+
+    // --- bicycle access (direction-free) ---
+    let footway_kind = tag(tags, "footway");
+    let mut bike = match highway {
+        "cycleway" | "path" | "track" => BikeAccess::Ride,
+        "footway" | "pedestrian" => {
+            if matches!(
+                footway_kind,
+                Some("sidewalk" | "crossing" | "traffic_island")
+            ) {
+                BikeAccess::No
+            } else {
+                BikeAccess::Push
+            }
+        }
+        "steps" => BikeAccess::No,
+        "bridleway" => BikeAccess::No,
+        _ => BikeAccess::Ride,
+    };
+    if (access_no || vehicle_no) && bike != BikeAccess::No {
+        bike = BikeAccess::No;
+    }
+    if yes(bicycle) {
+        bike = if highway == "steps" {
+            BikeAccess::Push
+        } else {
+            BikeAccess::Ride
+        };
+    } else if bicycle == Some("dismount") {
+        bike = BikeAccess::Push;
+    } else if no(bicycle) || bicycle == Some("use_sidepath") && highway == "trunk" {
+        bike = BikeAccess::No;
+    }
+
+    // --- foot access ---
+    let mut walk = match highway {
+        "cycleway" => false,
+        "trunk" | "trunk_link" => !matches!(tag(tags, "sidewalk"), Some("no" | "none")),
+        "busway" => false,
+        _ => true,
+    };
+    if access_no {
+        walk = false;
+    }
+    if yes(foot) {
+        walk = true;
+    } else if no(foot) || foot == Some("use_sidepath") {
+        walk = false;
+    }
+    if bike == BikeAccess::No && !walk {
+        return None;
+    }
+
+    // --- oneway for bicycles ---
+    let junction = tag(tags, "junction");
+    let roundabout = matches!(junction, Some("roundabout" | "circular"));
+    let oneway_tag = tag(tags, "oneway");
+    let mut oneway: i8 = match oneway_tag {
+        Some("yes" | "true" | "1") => 1,
+        Some("-1" | "reverse") => -1,
+        Some("no" | "false" | "0") => 0,
+        _ if roundabout => 1,
+        _ => 0,
+    };
+    let road_oneway = oneway != 0;
+    let cycleway = tag(tags, "cycleway").unwrap_or("");
+    let mut contraflow = false;
+    match tag(tags, "oneway:bicycle") {
+        Some("no") => {
+            contraflow = oneway != 0;
+            oneway = 0;
+        }
+        Some("yes") => oneway = 1,
+        Some("-1") => oneway = -1,
+        _ => {
+            let side_contra = ["left", "right", "both"].iter().any(|s| {
+                matches!(
+                    tag(tags, &format!("cycleway:{s}:oneway")),
+                    Some("-1" | "no")
+                ) && tag(tags, &format!("cycleway:{s}")).is_some_and(|v| infra_of(v).is_some())
+            });
+            if oneway != 0 && (cycleway.starts_with("opposite") || side_contra) {
+                contraflow = true;
+                oneway = 0;
+            }
+        }
+    }
+    let mut bike_fwd = bike;
+    let mut bike_bwd = bike;
+    if oneway == 1 {
+        bike_bwd = BikeAccess::No;
+    } else if oneway == -1 {
+        bike_fwd = BikeAccess::No;
+    }
+
+    // --- way flags ---
+    let mut flags = 0u16;
+    match tag(tags, "lit") {
+        Some("no" | "disused" | "off") => flags |= way_flags::LIT_TAGGED,
+        Some(_) => flags |= way_flags::LIT | way_flags::LIT_TAGGED,
+        None => {}
+    }
+    match tag(tags, "surface") {
+        Some("sett" | "cobblestone" | "unhewn_cobblestone" | "cobblestone:flattened") => {
+            flags |= way_flags::COBBLES
+        }
+        Some(
+            "gravel" | "dirt" | "ground" | "unpaved" | "grass" | "sand" | "mud" | "pebblestone"
+            | "earth" | "rock" | "woodchips" | "grass_paver",
+        ) => flags |= way_flags::ROUGH,
+        _ => {}
+    }
+    if matches!(
+        tag(tags, "smoothness"),
+        Some("bad" | "very_bad" | "horrible" | "very_horrible" | "impassable")
+    ) {
+        flags |= way_flags::ROUGH;
+    }
+    if roundabout {
+        flags |= way_flags::ROUNDABOUT;
+    }
+    if tag(tags, "bridge").is_some_and(|v| v != "no") {
+        flags |= way_flags::BRIDGE;
+    }
+    if tag(tags, "tunnel").is_some_and(|v| v != "no") {
+        flags |= way_flags::TUNNEL;
+    }
+    if highway == "steps" {
+        flags |= way_flags::STEPS;
+    }
+    if ["lcn", "rcn", "ncn", "icn"]
+        .iter()
+        .any(|k| yes(tag(tags, k)))
+    {
+        flags |= way_flags::CYCLE_ROUTE;
+    }
+
+    // --- safety class per direction ---
+    let (mut lts_f, mut lts_b) = (0u8, 0u8);
+    let (class_f, class_b) = if !is_road {
+        let segregated = tag(tags, "segregated") == Some("yes");
+        let with_pedestrians = match highway {
+            "cycleway" => matches!(foot, Some("designated" | "yes")) && !segregated,
+            _ => walk && !segregated,
+        };
+        let c = if with_pedestrians {
+            SafetyClass::Shared
+        } else {
+            SafetyClass::Quiet
+        };
+        (c, c)
+    } else {
+        let speed = tag(tags, "maxspeed")
+            .and_then(parse_speed_mph)
+            .unwrap_or_else(|| rules.default_speed(highway));
+        // Which side serves which direction: in right-hand traffic the right side carries the
+        // forward direction of a two-way road; on a oneway road both sides carry its direction.
+        let (near, far) = if rules.drives_on_left {
+            ("left", "right")
+        } else {
+            ("right", "left")
+        };
+        let mut infra_f = Infra::None;
+        let mut infra_b = Infra::None;
+        let mut park_f = false;
+        let mut park_b = false;
+        for side in [near, far] {
+            let Some((infra, side_oneway)) = side_infra(tags, side) else {
+                continue;
+            };
+            let serves = |dir_forward: bool| -> bool {
+                match side_oneway.as_str() {
+                    "no" => true,
+                    "-1" => !dir_forward,
+                    "yes" => dir_forward,
+                    _ => {
+                        if cycleway.starts_with("opposite") && side == "both" {
+                            !dir_forward
+                        } else if road_oneway {
+                            // Generic `cycleway=opposite_*` on a oneway road is the contraflow side.
+                            let generic_opposite = tag(tags, &format!("cycleway:{side}")).is_none()
+                                && tag(tags, "cycleway:both").is_none()
+                                && cycleway.starts_with("opposite");
+                            if generic_opposite {
+                                !dir_forward
+                            } else {
+                                dir_forward
+                            }
+                        } else {
+                            (side == near) == dir_forward
+                        }
+                    }
+                }
+            };
+            if serves(true) && infra > infra_f {
+                infra_f = infra;
+                park_f = has_parking(tags, side);
+            }
+            if serves(false) && infra > infra_b {
+                infra_b = infra;
+                park_b = has_parking(tags, side);
+            }
+        }
+        let one = road_oneway;
+        lts_f = road_lts(
+            highway,
+            speed,
+            lanes_per_direction(tags, highway, one, true),
+            infra_f,
+            park_f,
+        );
+        // Riding against a oneway road: the contraflow rider faces every lane of oncoming traffic.
+        let lanes_b = if one {
+            lanes_per_direction(tags, highway, true, true)
+        } else {
+            lanes_per_direction(tags, highway, false, false)
+        };
+        lts_b = road_lts(highway, speed, lanes_b, infra_b, park_b);
+        if bicycle == Some("use_sidepath") {
+            lts_f = 4;
+            lts_b = 4;
+        }
+        (lts_class(lts_f), lts_class(lts_b))
+    };
+
+    let class_for = |access: BikeAccess, class: SafetyClass| {
+        if access == BikeAccess::Push {
+            SafetyClass::Shared
+        } else {
+            class
+        }
+    };
+    let forward = ArcAttrs::new(class_for(bike_fwd, class_f), bike_fwd, walk);
+    let backward = ArcAttrs::new(class_for(bike_bwd, class_b), bike_bwd, walk)
+        .with_contraflow(contraflow && bike_bwd != BikeAccess::No);
+    Some(WayProfile {
+        forward,
+        backward,
+        flags,
+        lts_forward: lts_f,
+        lts_backward: lts_b,
+    })
+}
+
+/// Quiet arcs on a signed cycle route become `cycleway`.
+pub fn upgrade_for_route(a: ArcAttrs) -> ArcAttrs {
+    if a.safety_class() == SafetyClass::Quiet {
+        ArcAttrs((a.0 & !0b111) | SafetyClass::Cycleway as u16)
+    } else {
+        a
+    }
+}
