@@ -76,6 +76,9 @@ struct Restriction {
     via_node: i64,
     to_way: i64,
     only: bool,
+    /// The turn the restriction names (`left`, `right`, `straight_on`, `u`), to pick the right
+    /// arc when the to-way passes through the via node.
+    turn: String,
 }
 
 /// Parses a turn restriction that binds bicycles; `Err(())` when it is one we cannot apply (via a way).
@@ -102,6 +105,10 @@ fn parse_restriction(r: &RawRelation) -> Option<Result<Restriction, ()>> {
             via_node: via,
             to_way: to,
             only,
+            turn: value
+                .trim_start_matches("only_")
+                .trim_start_matches("no_")
+                .replace("_turn", ""),
         })),
         None => Some(Err(())),
     }
@@ -586,9 +593,9 @@ fn apply_restrictions(
         let in_arcs: Vec<u32> = out_arcs[v as usize]
             .iter()
             .map(|&a| a ^ 1)
-            .filter(|&a| g.arc_way(a) == fw)
+            .filter(|&a| g.arc_way(a) == fw && g.arc_attrs[a as usize].bike() != BikeAccess::No)
             .collect();
-        let to_arcs: BTreeSet<u32> = out_arcs[v as usize]
+        let to_arcs: Vec<u32> = out_arcs[v as usize]
             .iter()
             .copied()
             .filter(|&a| g.arc_way(a) == tw)
@@ -599,12 +606,12 @@ fn apply_restrictions(
         }
         applied += 1;
         for a in in_arcs {
+            let targets = pick_turn_arcs(g, a, &to_arcs, &r.turn);
             let entry = groups.entry((v, a)).or_default();
             if r.only {
-                let only = entry.1.get_or_insert_with(BTreeSet::new);
-                only.extend(&to_arcs);
+                entry.1.get_or_insert_with(BTreeSet::new).extend(targets);
             } else {
-                entry.0.extend(&to_arcs);
+                entry.0.extend(targets);
             }
         }
     }
@@ -692,6 +699,29 @@ fn apply_restrictions(
         }
     }
     applied
+}
+
+/// The arcs a restriction's to-way means from one incoming arc. When the to-way passes through the via
+/// node (two candidate arcs), the named turn picks the arc whose turn angle fits it best.
+fn pick_turn_arcs(g: &CityGraph, a_in: u32, to_arcs: &[u32], turn: &str) -> Vec<u32> {
+    let candidates: Vec<u32> = to_arcs.iter().copied().filter(|&a| a != (a_in ^ 1) || turn == "u").collect();
+    let ideal = match turn {
+        "left" => 270.0,
+        "right" => 90.0,
+        "straight_on" => 0.0,
+        "u" => 180.0,
+        _ => return candidates,
+    };
+    if candidates.len() <= 1 {
+        return candidates;
+    }
+    let angle_off = |a: u32| {
+        let delta = (g.arc_bearing_start(a) as f64 - g.arc_bearing_end(a_in) as f64).rem_euclid(360.0);
+        let d = (delta - ideal).abs();
+        d.min(360.0 - d)
+    };
+    let best = candidates.iter().copied().min_by(|&x, &y| angle_off(x).total_cmp(&angle_off(y))).unwrap();
+    vec![best]
 }
 
 /// Weakly connected components; returns the keep-mask, dropped components and nodes.

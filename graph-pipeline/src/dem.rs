@@ -36,6 +36,16 @@ impl Dem {
         }
     }
 
+    /// `[min_lon, min_lat, max_lon, max_lat]` of the posts.
+    pub fn bounds(&self) -> [f64; 4] {
+        [
+            self.origin_lon,
+            self.origin_lat - (self.height - 1) as f64 * self.step_lat,
+            self.origin_lon + (self.width - 1) as f64 * self.step_lon,
+            self.origin_lat,
+        ]
+    }
+
     /// Elevation in metres, or None outside the raster or next to no-data.
     pub fn elevation(&self, lon: f64, lat: f64) -> Option<f32> {
         let x = (lon - self.origin_lon) / self.step_lon;

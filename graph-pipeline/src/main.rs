@@ -11,7 +11,7 @@ use std::process::ExitCode;
 const USAGE: &str =
     "Usage: quietway-build-graph --city <id> --osm <file>... [--dem <file>...] [--out <dir>]
                             [--boundary <geojson>] [--shared-data <dir>] [--cities <json>]
-                            [--summary-json <file>] [--quiet]
+                            [--summary-json <file>] [--min-island-nodes <n>] [--quiet]
        quietway-build-graph --list-cities [--cities <json>]
 
 Builds <out>/<city>.qwg (default out: data/graphs) from OSM extracts (.osm.pbf, .osm, .osm.bz2).
@@ -26,6 +26,7 @@ struct Args {
     shared: PathBuf,
     cities: Option<PathBuf>,
     summary_json: Option<PathBuf>,
+    min_island_nodes: usize,
     quiet: bool,
     list_cities: bool,
 }
@@ -40,6 +41,7 @@ fn parse_args() -> Result<Args, String> {
         shared: PathBuf::from("../shared/data"),
         cities: None,
         summary_json: None,
+        min_island_nodes: 25,
         quiet: false,
         list_cities: false,
     };
@@ -64,6 +66,11 @@ fn parse_args() -> Result<Args, String> {
             "--shared-data" => a.shared = value("--shared-data")?.into(),
             "--cities" => a.cities = Some(value("--cities")?.into()),
             "--summary-json" => a.summary_json = Some(value("--summary-json")?.into()),
+            "--min-island-nodes" => {
+                a.min_island_nodes = value("--min-island-nodes")?
+                    .parse()
+                    .map_err(|_| "--min-island-nodes takes a whole number".to_string())?
+            }
             "--quiet" | "-q" => a.quiet = true,
             "--list-cities" => a.list_cities = true,
             "--help" | "-h" => {
@@ -148,7 +155,7 @@ fn run() -> Result<(), String> {
         osm: args.osm.clone(),
         dem,
         areas,
-        min_component_nodes: 25,
+        min_component_nodes: args.min_island_nodes,
     };
     let (mut graph, report) = build(&input, &progress)?;
 

@@ -1,0 +1,128 @@
+//! Bad input ends with one clear line and a non-zero exit, never a panic; a failed build never
+//! replaces a good graph.
+
+mod common;
+
+use common::*;
+use std::process::Command;
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_quietway-build-graph"))
+        .args(args)
+        .arg("--shared-data")
+        .arg(shared_data())
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+fn assert_clean_failure(stderr: &str, needle: &str) {
+    assert!(stderr.contains(needle), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "stderr: {stderr}");
+    assert!(!stderr.contains("backtrace"), "stderr: {stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("qw-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn missing_file() {
+    let (ok, _, err) = run(&["--city", "nyc", "--osm", "/nonexistent/x.osm.pbf", "--out", tmp("missing").to_str().unwrap()]);
+    assert!(!ok);
+    assert_clean_failure(&err, "/nonexistent/x.osm.pbf");
+}
+
+#[test]
+fn empty_file() {
+    let d = tmp("empty");
+    let f = d.join("empty.osm.pbf");
+    std::fs::write(&f, b"").unwrap();
+    let (ok, _, err) = run(&["--city", "nyc", "--osm", f.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert!(!ok);
+    assert_clean_failure(&err, "empty");
+}
+
+#[test]
+fn truncated_and_corrupt_pbf() {
+    let d = tmp("trunc");
+    let good = std::fs::read(shared_data().join("osm/nyc-soho-tiny.osm.pbf")).unwrap();
+    let f = d.join("truncated.osm.pbf");
+    std::fs::write(&f, &good[..good.len() / 2]).unwrap();
+    let (ok, _, err) = run(&["--city", "nyc", "--osm", f.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert!(!ok);
+    assert_clean_failure(&err, "truncated.osm.pbf");
+    let mut bad = good.clone();
+    for b in bad.iter_mut().skip(200).step_by(7) {
+        *b ^= 0x5a;
+    }
+    let f = d.join("corrupt.osm.pbf");
+    std::fs::write(&f, &bad).unwrap();
+    let (ok, _, err) = run(&["--city", "nyc", "--osm", f.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert!(!ok);
+    assert_clean_failure(&err, "corrupt.osm.pbf");
+}
+
+#[test]
+fn garbage_xml() {
+    let d = tmp("xml");
+    let f = d.join("bad.osm");
+    std::fs::write(&f, b"<osm><node id='1' lat='x' lon='1'/></osm>").unwrap();
+    let (ok, _, err) = run(&["--city", "nyc", "--osm", f.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert!(!ok);
+    assert_clean_failure(&err, "bad.osm");
+}
+
+#[test]
+fn extract_without_streets() {
+    let d = tmp("nostreets");
+    let f = d.join("empty-area.osm");
+    std::fs::write(&f, b"<osm version='0.6'><node id='1' lat='40.72' lon='-73.99'/></osm>").unwrap();
+    let (ok, _, err) = run(&["--city", "nyc", "--osm", f.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert!(!ok);
+    assert_clean_failure(&err, "no streets");
+}
+
+#[test]
+fn extract_outside_the_city() {
+    let d = tmp("outside");
+    let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
+    let (ok, _, err) = run(&["--city", "london", "--osm", soho.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert!(!ok);
+    assert_clean_failure(&err, "outside London");
+}
+
+#[test]
+fn unknown_city() {
+    let (ok, _, err) = run(&["--city", "paris", "--osm", "x.osm"]);
+    assert!(!ok);
+    assert_clean_failure(&err, "unknown city 'paris'");
+}
+
+#[test]
+fn a_failed_build_keeps_the_previous_graph() {
+    let d = tmp("keep");
+    let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
+    let (ok, out, _) = run(&["--city", "nyc", "--osm", soho.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert!(ok, "{out}");
+    assert!(out.contains("graph_version"));
+    let graph = d.join("nyc.qwg");
+    let before = std::fs::read(&graph).unwrap();
+    let bad = d.join("bad.osm.pbf");
+    std::fs::write(&bad, b"not a pbf at all").unwrap();
+    let (ok, _, _) = run(&["--city", "nyc", "--osm", bad.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert!(!ok);
+    assert_eq!(std::fs::read(&graph).unwrap(), before);
+    // The engine refuses a truncated graph file with a clear message.
+    let cut = &before[..before.len() - 100];
+    let err = quietway_engine::format::from_bytes(cut).unwrap_err().to_string();
+    assert!(err.contains("truncated") || err.contains("corrupt"), "{err}");
+}

@@ -1,0 +1,184 @@
+//! Junction facts, access and safety rules on the hand-drawn fixture `test/fixtures/junctions.osm`.
+
+mod common;
+
+use common::*;
+use quietway_engine::graph::{BikeAccess, SafetyClass, TrafficControl, way_flags};
+
+fn fixture_graph() -> quietway_engine::graph::CityGraph {
+    build_city("nyc", &[fixture("junctions.osm")], 1).unwrap().0
+}
+
+fn way_index(g: &quietway_engine::graph::CityGraph, id: i64) -> usize {
+    g.way_osm_id.iter().position(|&w| w == id).unwrap()
+}
+
+#[test]
+fn oneway_primary_avenue_is_very_busy_and_rideable_one_way_only() {
+    let g = fixture_graph();
+    let (_, fwd) = arc(&g, 102, 5, 6);
+    assert_eq!(fwd.bike(), BikeAccess::Ride);
+    assert_eq!(fwd.safety_class(), SafetyClass::VeryBusy);
+    let (_, bwd) = arc(&g, 102, 6, 5);
+    assert_eq!(bwd.bike(), BikeAccess::No);
+    assert!(bwd.foot(), "pedestrians walk both ways");
+    assert_eq!(g.string(g.way_ref[way_index(&g, 102)]), "NY 1");
+}
+
+#[test]
+fn contraflow_street_is_rideable_both_ways() {
+    let g = fixture_graph();
+    let (_, fwd) = arc(&g, 104, 1, 4);
+    let (_, bwd) = arc(&g, 104, 4, 1);
+    assert_eq!(fwd.bike(), BikeAccess::Ride);
+    assert!(!fwd.contraflow());
+    assert_eq!(bwd.bike(), BikeAccess::Ride);
+    assert!(bwd.contraflow());
+}
+
+#[test]
+fn signed_route_upgrades_quiet_cycleway_and_names_the_route() {
+    let g = fixture_graph();
+    let (_, a) = arc(&g, 105, 5, 8);
+    assert_eq!(a.safety_class(), SafetyClass::Cycleway);
+    let w = way_index(&g, 105);
+    assert!(g.way_flags[w] & way_flags::CYCLE_ROUTE != 0);
+    assert_eq!(g.route_names(w as u32).collect::<Vec<_>>(), vec!["Test Greenway"]);
+    // A quiet street not on a route stays quiet, with no route names.
+    let (_, q) = arc(&g, 101, 1, 2);
+    assert_eq!(q.safety_class(), SafetyClass::Quiet);
+    assert_eq!(g.route_names(way_index(&g, 101) as u32).count(), 0);
+}
+
+#[test]
+fn footway_is_pushed_and_shared_sidewalk_is_walk_only() {
+    let g = fixture_graph();
+    let (_, a) = arc(&g, 106, 3, 6);
+    assert_eq!(a.bike(), BikeAccess::Push);
+    assert_eq!(a.safety_class(), SafetyClass::Shared);
+    let (_, s) = arc(&g, 116, 1, 29);
+    assert_eq!(s.bike(), BikeAccess::No);
+    assert!(s.foot());
+    let (_, d) = arc(&g, 114, 25, 27);
+    assert_eq!(d.bike(), BikeAccess::Push, "bicycle=dismount is pushed");
+}
+
+#[test]
+fn private_roads_motorways_and_ferries_are_left_out() {
+    let g = fixture_graph();
+    assert!(arcs_of_way(&g, 107).is_empty(), "access=private");
+    assert!(arcs_of_way(&g, 108).is_empty(), "motorway");
+    assert!(arcs_of_way(&g, 115).is_empty(), "ferry");
+    assert!(!g.node_osm_id.contains(&10));
+    assert!(!g.node_osm_id.contains(&28));
+}
+
+#[test]
+fn lighting_and_surface_flags() {
+    let g = fixture_graph();
+    let lit = g.way_flags[way_index(&g, 101)];
+    assert!(lit & way_flags::LIT != 0 && lit & way_flags::LIT_TAGGED != 0);
+    let top = g.way_flags[way_index(&g, 103)];
+    assert!(top & way_flags::LIT == 0 && top & way_flags::LIT_TAGGED != 0);
+    assert!(top & way_flags::COBBLES != 0);
+    let untagged = g.way_flags[way_index(&g, 104)];
+    assert!(untagged & way_flags::LIT == 0, "untagged counts as not lit");
+}
+
+#[test]
+fn traffic_controls_and_their_direction() {
+    let g = fixture_graph();
+    let node = |osm: i64| g.node_osm_id.iter().position(|&n| n == osm).unwrap();
+    assert_eq!(TrafficControl::from_u8(g.node_control[node(2)]), TrafficControl::Signals);
+    assert_eq!(TrafficControl::from_u8(g.node_control[node(14)]), TrafficControl::Stop);
+    // direction=forward: applies to traffic along the way (7 → 14), not against it (8 → 14).
+    assert!(arc(&g, 103, 7, 14).1.head_control());
+    assert!(!arc(&g, 103, 8, 14).1.head_control());
+}
+
+#[test]
+fn roundabout_is_oneway_and_flagged() {
+    let g = fixture_graph();
+    let w = way_index(&g, 110);
+    assert!(g.way_flags[w] & way_flags::ROUNDABOUT != 0);
+    let arcs = arcs_of_way(&g, 110);
+    assert!(!arcs.is_empty());
+    // Counter-clockwise 21 → (24) → 23 → 22 → 21 is rideable, the reverse is not; node 24 is only
+    // shape (no other way meets it there).
+    assert_eq!(arc(&g, 110, 21, 23).1.bike(), BikeAccess::Ride);
+    assert_eq!(arc(&g, 110, 23, 21).1.bike(), BikeAccess::No);
+    assert!(!g.node_osm_id.contains(&24));
+}
+
+#[test]
+fn bearings_are_stored_per_arc() {
+    let g = fixture_graph();
+    let (east, _) = arc(&g, 101, 1, 2);
+    assert_eq!(g.arc_bearing_start(east), 90);
+    assert_eq!(g.arc_bearing_end(east), 90);
+    let (west, _) = arc(&g, 101, 2, 1);
+    assert_eq!(g.arc_bearing_start(west), 270);
+    let (north, _) = arc(&g, 105, 2, 5);
+    assert_eq!(g.arc_bearing_start(north), 0);
+}
+
+#[test]
+fn no_left_turn_is_enforced_by_a_clone_of_the_via_node() {
+    let g = fixture_graph();
+    // Node 5 exists twice: the original and the clone entered from Main Avenue eastbound.
+    let copies: Vec<usize> = (0..g.node_count()).filter(|&v| g.node_osm_id[v] == 5).collect();
+    assert_eq!(copies.len(), 2);
+    // The original eastbound arc into 5 no longer carries bicycles; a clone arc does.
+    assert_eq!(arc(&g, 102, 4, 5).1.bike(), BikeAccess::No);
+    let into_clone: Vec<_> = arcs_of_way(&g, 102)
+        .into_iter()
+        .filter(|(_, t, h, a)| *t == 4 && *h == 5 && a.restriction_clone() && a.bike() == BikeAccess::Ride)
+        .collect();
+    assert_eq!(into_clone.len(), 1);
+    let clone = g.arc_head(into_clone[0].0);
+    // From the clone: straight on (to 6) and right (to 2) are allowed, left (to 8) is not.
+    let outs: Vec<i64> = (0..g.arc_count() as u32)
+        .filter(|&a| g.arc_tail(a) == clone && g.arc_attrs[a as usize].bike() != BikeAccess::No)
+        .map(|a| g.node_osm_id[g.arc_head(a) as usize])
+        .collect();
+    assert!(outs.contains(&6), "{outs:?}");
+    assert!(outs.contains(&2), "{outs:?}");
+    assert!(!outs.contains(&8), "{outs:?}");
+    // Walking is unaffected: the original arc still walks.
+    assert!(arc(&g, 102, 4, 5).1.foot());
+}
+
+#[test]
+fn except_bicycle_restrictions_are_not_applied() {
+    let g = fixture_graph();
+    assert_eq!((0..g.node_count()).filter(|&v| g.node_osm_id[v] == 4).count(), 1);
+}
+
+#[test]
+fn bicycle_parking_and_city_facts() {
+    let g = fixture_graph();
+    assert_eq!(g.parking.len(), 1);
+    assert_eq!(g.parking[0].capacity, 10);
+    assert_eq!(g.parking[0].covered, 1);
+    let city = g.city.as_ref().unwrap();
+    assert_eq!(city.id, "nyc");
+    assert_eq!(city.timezone, "America/New_York");
+    assert!(city.has_lighting_data);
+    assert!(!city.elevation_known);
+    assert!(g.node_elevation.iter().all(|e| e.is_nan()));
+    assert_eq!(city.areas.len(), 5, "the five boroughs");
+}
+
+#[test]
+fn graph_file_round_trips_and_versions_follow_content() {
+    let g = fixture_graph();
+    let bytes = quietway_engine::format::to_bytes(&g).unwrap();
+    let (back, v1) = quietway_engine::format::from_bytes(&bytes).unwrap();
+    assert_eq!(back.arc_attrs, g.arc_attrs);
+    assert_eq!(back.city, g.city);
+    let again = quietway_engine::format::to_bytes(&fixture_graph()).unwrap();
+    assert_eq!(quietway_engine::format::from_bytes(&again).unwrap().1, v1, "same input, same version");
+    let mut changed = g.clone();
+    changed.edge_length_m[0] += 1.0;
+    assert_ne!(quietway_engine::format::graph_version(&changed).unwrap(), v1);
+}

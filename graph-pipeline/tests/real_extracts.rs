@@ -1,0 +1,67 @@
+//! Every shared extract builds, and real New York ways get the classes a New York rider expects.
+
+mod common;
+
+use common::*;
+use quietway_engine::graph::{BikeAccess, SafetyClass};
+use std::path::PathBuf;
+
+fn city_for(file: &str) -> &'static str {
+    if file.contains("chicago") {
+        "chicago"
+    } else if file.contains("london") {
+        "london"
+    } else if file.contains("oakland") {
+        "sf-bay-area"
+    } else {
+        "nyc"
+    }
+}
+
+#[test]
+fn every_shared_extract_builds() {
+    let dir = shared_data().join("osm");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.extend(std::fs::read_dir(dir.join("london-xml")).unwrap().map(|e| e.unwrap().path()));
+    files.retain(|p| p.is_file());
+    assert!(files.len() >= 15);
+    for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        let (g, report) = build_city(city_for(&f.to_string_lossy()), std::slice::from_ref(&f), 25)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(g.edge_count() > 50, "{name}: {} edges", g.edge_count());
+        assert!(report.bike_arcs > 0 && report.foot_arcs > 0, "{name}");
+        g.validate().unwrap();
+    }
+}
+
+fn class_of(g: &quietway_engine::graph::CityGraph, way: i64) -> Vec<SafetyClass> {
+    arcs_of_way(g, way)
+        .into_iter()
+        .filter(|(_, _, _, a)| a.bike() == BikeAccess::Ride)
+        .map(|(_, _, _, a)| a.safety_class())
+        .collect()
+}
+
+#[test]
+fn new_york_classes_match_what_riders_expect() {
+    let (g, _) = build_city("nyc", &[shared_data().join("osm/nyc-manhattan-below-42nd.osm.pbf")], 25).unwrap();
+    // Hudson River Greenway (highway=cycleway, foot=no, part of signed routes): cycleway.
+    let greenway = class_of(&g, 132500859);
+    assert!(!greenway.is_empty());
+    assert!(greenway.iter().all(|c| *c == SafetyClass::Cycleway), "{greenway:?}");
+    // 8th Avenue with its protected track (cycleway:left=track): quiet or cycleway on the rideable arcs.
+    let eighth = class_of(&g, 127693383);
+    assert!(!eighth.is_empty());
+    assert!(eighth.iter().all(|c| matches!(c, SafetyClass::Quiet | SafetyClass::Cycleway)), "{eighth:?}");
+    // 1st Avenue's general lanes without a bike lane (4 lanes, primary): very busy.
+    let first = class_of(&g, 1625);
+    assert!(!first.is_empty());
+    assert!(first.iter().all(|c| *c == SafetyClass::VeryBusy), "{first:?}");
+    // Lexington Avenue (secondary, 4 lanes incl. bus lane, no bike lane): busy or very busy.
+    let lex = class_of(&g, 458166896);
+    assert!(lex.iter().all(|c| matches!(c, SafetyClass::Busy | SafetyClass::VeryBusy)), "{lex:?}");
+    // East Broadway with painted lanes on a 25 mph street with one lane each way: quiet.
+    let eb = class_of(&g, 5673424);
+    assert!(eb.iter().all(|c| matches!(c, SafetyClass::Quiet | SafetyClass::Cycleway)), "{eb:?}");
+}
