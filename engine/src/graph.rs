@@ -235,11 +235,9 @@ pub struct CityInfo {
     pub areas: Vec<CoverageArea>,
     /// Countries drive on the right except the UK and a few others; affects cycleway:left/right.
     pub drives_on_left: bool,
-    /// Input files and build facts, for `stats`.
+    /// The OSM files the graph was built from.
     #[serde(default)]
     pub sources: Vec<String>,
-    #[serde(default)]
-    pub built_at: String,
 }
 
 /// One named part of a city's coverage (a borough, a neighbourhood).

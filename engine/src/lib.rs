@@ -1,10 +1,23 @@
 //! Quietway's routing core: pure Rust, no N-API. It owns the city graph model, the hierarchy,
 //! queries, snapping and guidance; `addon/` only translates between this crate and JavaScript.
 
+pub mod avoid;
+pub mod cch;
+pub mod city;
+pub mod dijkstra;
 pub mod format;
 pub mod geo;
 pub mod graph;
+pub mod metric;
 pub mod order;
+pub mod query;
+pub mod snap;
 
 /// The engine's version, as built (the crate version).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+#[cfg(test)]
+mod differential_tests;

@@ -514,7 +514,6 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         areas: input.areas.clone(),
         drives_on_left: input.city.drives_on_left,
         sources: input.sources.clone(),
-        built_at: String::new(),
     });
 
     report.nodes = g.node_count();
@@ -704,7 +703,11 @@ fn apply_restrictions(
 /// The arcs a restriction's to-way means from one incoming arc. When the to-way passes through the via
 /// node (two candidate arcs), the named turn picks the arc whose turn angle fits it best.
 fn pick_turn_arcs(g: &CityGraph, a_in: u32, to_arcs: &[u32], turn: &str) -> Vec<u32> {
-    let candidates: Vec<u32> = to_arcs.iter().copied().filter(|&a| a != (a_in ^ 1) || turn == "u").collect();
+    let candidates: Vec<u32> = to_arcs
+        .iter()
+        .copied()
+        .filter(|&a| a != (a_in ^ 1) || turn == "u")
+        .collect();
     let ideal = match turn {
         "left" => 270.0,
         "right" => 90.0,
@@ -716,11 +719,16 @@ fn pick_turn_arcs(g: &CityGraph, a_in: u32, to_arcs: &[u32], turn: &str) -> Vec<
         return candidates;
     }
     let angle_off = |a: u32| {
-        let delta = (g.arc_bearing_start(a) as f64 - g.arc_bearing_end(a_in) as f64).rem_euclid(360.0);
+        let delta =
+            (g.arc_bearing_start(a) as f64 - g.arc_bearing_end(a_in) as f64).rem_euclid(360.0);
         let d = (delta - ideal).abs();
         d.min(360.0 - d)
     };
-    let best = candidates.iter().copied().min_by(|&x, &y| angle_off(x).total_cmp(&angle_off(y))).unwrap();
+    let best = candidates
+        .iter()
+        .copied()
+        .min_by(|&x, &y| angle_off(x).total_cmp(&angle_off(y)))
+        .unwrap();
     vec![best]
 }
 

@@ -164,9 +164,6 @@ fn run() -> Result<(), String> {
         graph.node_count() as u64,
     );
     graph.order = quietway_engine::order::nested_dissection_order(&graph);
-    if let Some(c) = graph.city.as_mut() {
-        c.built_at = chrono_like_now();
-    }
 
     progress.phase("writing the graph", 0);
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
@@ -241,27 +238,6 @@ fn run() -> Result<(), String> {
             .map_err(|e| format!("{}: {e}", p.display()))?;
     }
     Ok(())
-}
-
-/// UTC timestamp without pulling in a date crate.
-fn chrono_like_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let days = secs / 86_400;
-    let (h, m, s) = ((secs % 86_400) / 3600, (secs % 3600) / 60, secs % 60);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if mo <= 2 { 1 } else { 0 };
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
 }
 
 fn main() -> ExitCode {

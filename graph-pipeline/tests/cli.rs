@@ -36,7 +36,14 @@ fn tmp(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn missing_file() {
-    let (ok, _, err) = run(&["--city", "nyc", "--osm", "/nonexistent/x.osm.pbf", "--out", tmp("missing").to_str().unwrap()]);
+    let (ok, _, err) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        "/nonexistent/x.osm.pbf",
+        "--out",
+        tmp("missing").to_str().unwrap(),
+    ]);
     assert!(!ok);
     assert_clean_failure(&err, "/nonexistent/x.osm.pbf");
 }
@@ -46,7 +53,14 @@ fn empty_file() {
     let d = tmp("empty");
     let f = d.join("empty.osm.pbf");
     std::fs::write(&f, b"").unwrap();
-    let (ok, _, err) = run(&["--city", "nyc", "--osm", f.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let (ok, _, err) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        f.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
     assert!(!ok);
     assert_clean_failure(&err, "empty");
 }
@@ -57,7 +71,14 @@ fn truncated_and_corrupt_pbf() {
     let good = std::fs::read(shared_data().join("osm/nyc-soho-tiny.osm.pbf")).unwrap();
     let f = d.join("truncated.osm.pbf");
     std::fs::write(&f, &good[..good.len() / 2]).unwrap();
-    let (ok, _, err) = run(&["--city", "nyc", "--osm", f.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let (ok, _, err) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        f.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
     assert!(!ok);
     assert_clean_failure(&err, "truncated.osm.pbf");
     let mut bad = good.clone();
@@ -66,7 +87,14 @@ fn truncated_and_corrupt_pbf() {
     }
     let f = d.join("corrupt.osm.pbf");
     std::fs::write(&f, &bad).unwrap();
-    let (ok, _, err) = run(&["--city", "nyc", "--osm", f.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let (ok, _, err) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        f.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
     assert!(!ok);
     assert_clean_failure(&err, "corrupt.osm.pbf");
 }
@@ -76,7 +104,14 @@ fn garbage_xml() {
     let d = tmp("xml");
     let f = d.join("bad.osm");
     std::fs::write(&f, b"<osm><node id='1' lat='x' lon='1'/></osm>").unwrap();
-    let (ok, _, err) = run(&["--city", "nyc", "--osm", f.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let (ok, _, err) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        f.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
     assert!(!ok);
     assert_clean_failure(&err, "bad.osm");
 }
@@ -85,8 +120,19 @@ fn garbage_xml() {
 fn extract_without_streets() {
     let d = tmp("nostreets");
     let f = d.join("empty-area.osm");
-    std::fs::write(&f, b"<osm version='0.6'><node id='1' lat='40.72' lon='-73.99'/></osm>").unwrap();
-    let (ok, _, err) = run(&["--city", "nyc", "--osm", f.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    std::fs::write(
+        &f,
+        b"<osm version='0.6'><node id='1' lat='40.72' lon='-73.99'/></osm>",
+    )
+    .unwrap();
+    let (ok, _, err) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        f.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
     assert!(!ok);
     assert_clean_failure(&err, "no streets");
 }
@@ -95,7 +141,14 @@ fn extract_without_streets() {
 fn extract_outside_the_city() {
     let d = tmp("outside");
     let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
-    let (ok, _, err) = run(&["--city", "london", "--osm", soho.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let (ok, _, err) = run(&[
+        "--city",
+        "london",
+        "--osm",
+        soho.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
     assert!(!ok);
     assert_clean_failure(&err, "outside London");
 }
@@ -111,18 +164,37 @@ fn unknown_city() {
 fn a_failed_build_keeps_the_previous_graph() {
     let d = tmp("keep");
     let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
-    let (ok, out, _) = run(&["--city", "nyc", "--osm", soho.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let (ok, out, _) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        soho.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
     assert!(ok, "{out}");
     assert!(out.contains("graph_version"));
     let graph = d.join("nyc.qwg");
     let before = std::fs::read(&graph).unwrap();
     let bad = d.join("bad.osm.pbf");
     std::fs::write(&bad, b"not a pbf at all").unwrap();
-    let (ok, _, _) = run(&["--city", "nyc", "--osm", bad.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let (ok, _, _) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        bad.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
     assert!(!ok);
     assert_eq!(std::fs::read(&graph).unwrap(), before);
     // The engine refuses a truncated graph file with a clear message.
     let cut = &before[..before.len() - 100];
-    let err = quietway_engine::format::from_bytes(cut).unwrap_err().to_string();
-    assert!(err.contains("truncated") || err.contains("corrupt"), "{err}");
+    let err = quietway_engine::format::from_bytes(cut)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("truncated") || err.contains("corrupt"),
+        "{err}"
+    );
 }

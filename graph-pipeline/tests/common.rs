@@ -19,7 +19,11 @@ pub fn fixture(name: &str) -> PathBuf {
     repo_root().join("test/fixtures").join(name)
 }
 
-pub fn build_city(city: &str, files: &[PathBuf], min_island: usize) -> Result<(CityGraph, BuildReport), String> {
+pub fn build_city(
+    city: &str,
+    files: &[PathBuf],
+    min_island: usize,
+) -> Result<(CityGraph, BuildReport), String> {
     let cities = load_cities(None).unwrap();
     let cfg = cities[city].clone();
     let areas = read_boundary(&shared_data().join(&cfg.boundary)).unwrap();

@@ -10,7 +10,11 @@ fn geotiff_crops_give_plausible_bilinear_elevations() {
     let west = Dem::open(&shared_data().join("dem/sf-north-beach-srtm1-west.tif")).unwrap();
     let east = Dem::open(&shared_data().join("dem/sf-north-beach-srtm1-east.tif")).unwrap();
     let [min_lon, min_lat, max_lon, max_lat] = east.bounds();
-    assert!(min_lon > -122.5 && max_lon < -122.3 && min_lat > 37.7 && max_lat < 37.9, "{:?}", east.bounds());
+    assert!(
+        min_lon > -122.5 && max_lon < -122.3 && min_lat > 37.7 && max_lat < 37.9,
+        "{:?}",
+        east.bounds()
+    );
     let set = DemSet(vec![west, east]);
     // Inside the east crop: an elevation between sea level and Telegraph Hill's summit (~90 m).
     let (lon, lat) = ((min_lon + max_lon) / 2.0, (min_lat + max_lat) / 2.0);
@@ -18,7 +22,10 @@ fn geotiff_crops_give_plausible_bilinear_elevations() {
     assert!((-5.0..120.0).contains(&e), "{e}");
     // Bilinear: halfway between two posts lies between their values.
     let d = 1.0 / 3600.0;
-    let (a, b) = (set.elevation(lon, lat).unwrap(), set.elevation(lon + d, lat).unwrap());
+    let (a, b) = (
+        set.elevation(lon, lat).unwrap(),
+        set.elevation(lon + d, lat).unwrap(),
+    );
     let mid = set.elevation(lon + d / 2.0, lat).unwrap();
     assert!(mid >= a.min(b) - 0.01 && mid <= a.max(b) + 0.01);
     assert!(set.elevation(0.0, 0.0).is_none());

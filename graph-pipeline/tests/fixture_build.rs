@@ -43,7 +43,10 @@ fn signed_route_upgrades_quiet_cycleway_and_names_the_route() {
     assert_eq!(a.safety_class(), SafetyClass::Cycleway);
     let w = way_index(&g, 105);
     assert!(g.way_flags[w] & way_flags::CYCLE_ROUTE != 0);
-    assert_eq!(g.route_names(w as u32).collect::<Vec<_>>(), vec!["Test Greenway"]);
+    assert_eq!(
+        g.route_names(w as u32).collect::<Vec<_>>(),
+        vec!["Test Greenway"]
+    );
     // A quiet street not on a route stays quiet, with no route names.
     let (_, q) = arc(&g, 101, 1, 2);
     assert_eq!(q.safety_class(), SafetyClass::Quiet);
@@ -89,8 +92,14 @@ fn lighting_and_surface_flags() {
 fn traffic_controls_and_their_direction() {
     let g = fixture_graph();
     let node = |osm: i64| g.node_osm_id.iter().position(|&n| n == osm).unwrap();
-    assert_eq!(TrafficControl::from_u8(g.node_control[node(2)]), TrafficControl::Signals);
-    assert_eq!(TrafficControl::from_u8(g.node_control[node(14)]), TrafficControl::Stop);
+    assert_eq!(
+        TrafficControl::from_u8(g.node_control[node(2)]),
+        TrafficControl::Signals
+    );
+    assert_eq!(
+        TrafficControl::from_u8(g.node_control[node(14)]),
+        TrafficControl::Stop
+    );
     // direction=forward: applies to traffic along the way (7 → 14), not against it (8 → 14).
     assert!(arc(&g, 103, 7, 14).1.head_control());
     assert!(!arc(&g, 103, 8, 14).1.head_control());
@@ -126,13 +135,17 @@ fn bearings_are_stored_per_arc() {
 fn no_left_turn_is_enforced_by_a_clone_of_the_via_node() {
     let g = fixture_graph();
     // Node 5 exists twice: the original and the clone entered from Main Avenue eastbound.
-    let copies: Vec<usize> = (0..g.node_count()).filter(|&v| g.node_osm_id[v] == 5).collect();
+    let copies: Vec<usize> = (0..g.node_count())
+        .filter(|&v| g.node_osm_id[v] == 5)
+        .collect();
     assert_eq!(copies.len(), 2);
     // The original eastbound arc into 5 no longer carries bicycles; a clone arc does.
     assert_eq!(arc(&g, 102, 4, 5).1.bike(), BikeAccess::No);
     let into_clone: Vec<_> = arcs_of_way(&g, 102)
         .into_iter()
-        .filter(|(_, t, h, a)| *t == 4 && *h == 5 && a.restriction_clone() && a.bike() == BikeAccess::Ride)
+        .filter(|(_, t, h, a)| {
+            *t == 4 && *h == 5 && a.restriction_clone() && a.bike() == BikeAccess::Ride
+        })
         .collect();
     assert_eq!(into_clone.len(), 1);
     let clone = g.arc_head(into_clone[0].0);
@@ -151,7 +164,12 @@ fn no_left_turn_is_enforced_by_a_clone_of_the_via_node() {
 #[test]
 fn except_bicycle_restrictions_are_not_applied() {
     let g = fixture_graph();
-    assert_eq!((0..g.node_count()).filter(|&v| g.node_osm_id[v] == 4).count(), 1);
+    assert_eq!(
+        (0..g.node_count())
+            .filter(|&v| g.node_osm_id[v] == 4)
+            .count(),
+        1
+    );
 }
 
 #[test]
@@ -177,8 +195,15 @@ fn graph_file_round_trips_and_versions_follow_content() {
     assert_eq!(back.arc_attrs, g.arc_attrs);
     assert_eq!(back.city, g.city);
     let again = quietway_engine::format::to_bytes(&fixture_graph()).unwrap();
-    assert_eq!(quietway_engine::format::from_bytes(&again).unwrap().1, v1, "same input, same version");
+    assert_eq!(
+        quietway_engine::format::from_bytes(&again).unwrap().1,
+        v1,
+        "same input, same version"
+    );
     let mut changed = g.clone();
     changed.edge_length_m[0] += 1.0;
-    assert_ne!(quietway_engine::format::graph_version(&changed).unwrap(), v1);
+    assert_ne!(
+        quietway_engine::format::graph_version(&changed).unwrap(),
+        v1
+    );
 }

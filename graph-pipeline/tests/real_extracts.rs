@@ -21,8 +21,15 @@ fn city_for(file: &str) -> &'static str {
 #[test]
 fn every_shared_extract_builds() {
     let dir = shared_data().join("osm");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.extend(std::fs::read_dir(dir.join("london-xml")).unwrap().map(|e| e.unwrap().path()));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.extend(
+        std::fs::read_dir(dir.join("london-xml"))
+            .unwrap()
+            .map(|e| e.unwrap().path()),
+    );
     files.retain(|p| p.is_file());
     assert!(files.len() >= 15);
     for f in files {
@@ -45,23 +52,47 @@ fn class_of(g: &quietway_engine::graph::CityGraph, way: i64) -> Vec<SafetyClass>
 
 #[test]
 fn new_york_classes_match_what_riders_expect() {
-    let (g, _) = build_city("nyc", &[shared_data().join("osm/nyc-manhattan-below-42nd.osm.pbf")], 25).unwrap();
+    let (g, _) = build_city(
+        "nyc",
+        &[shared_data().join("osm/nyc-manhattan-below-42nd.osm.pbf")],
+        25,
+    )
+    .unwrap();
     // Hudson River Greenway (highway=cycleway, foot=no, part of signed routes): cycleway.
     let greenway = class_of(&g, 132500859);
     assert!(!greenway.is_empty());
-    assert!(greenway.iter().all(|c| *c == SafetyClass::Cycleway), "{greenway:?}");
+    assert!(
+        greenway.iter().all(|c| *c == SafetyClass::Cycleway),
+        "{greenway:?}"
+    );
     // 8th Avenue with its protected track (cycleway:left=track): quiet or cycleway on the rideable arcs.
     let eighth = class_of(&g, 127693383);
     assert!(!eighth.is_empty());
-    assert!(eighth.iter().all(|c| matches!(c, SafetyClass::Quiet | SafetyClass::Cycleway)), "{eighth:?}");
+    assert!(
+        eighth
+            .iter()
+            .all(|c| matches!(c, SafetyClass::Quiet | SafetyClass::Cycleway)),
+        "{eighth:?}"
+    );
     // 1st Avenue's general lanes without a bike lane (4 lanes, primary): very busy.
     let first = class_of(&g, 1625);
     assert!(!first.is_empty());
-    assert!(first.iter().all(|c| *c == SafetyClass::VeryBusy), "{first:?}");
+    assert!(
+        first.iter().all(|c| *c == SafetyClass::VeryBusy),
+        "{first:?}"
+    );
     // Lexington Avenue (secondary, 4 lanes incl. bus lane, no bike lane): busy or very busy.
     let lex = class_of(&g, 458166896);
-    assert!(lex.iter().all(|c| matches!(c, SafetyClass::Busy | SafetyClass::VeryBusy)), "{lex:?}");
+    assert!(
+        lex.iter()
+            .all(|c| matches!(c, SafetyClass::Busy | SafetyClass::VeryBusy)),
+        "{lex:?}"
+    );
     // East Broadway with painted lanes on a 25 mph street with one lane each way: quiet.
     let eb = class_of(&g, 5673424);
-    assert!(eb.iter().all(|c| matches!(c, SafetyClass::Quiet | SafetyClass::Cycleway)), "{eb:?}");
+    assert!(
+        eb.iter()
+            .all(|c| matches!(c, SafetyClass::Quiet | SafetyClass::Cycleway)),
+        "{eb:?}"
+    );
 }

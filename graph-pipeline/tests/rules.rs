@@ -34,8 +34,14 @@ use SafetyClass::*;
 #[test]
 fn separated_paths() {
     assert_eq!(fwd("highway=cycleway"), (Quiet, Ride));
-    assert_eq!(fwd("highway=cycleway foot=designated segregated=no"), (Shared, Ride));
-    assert_eq!(fwd("highway=cycleway foot=designated segregated=yes"), (Quiet, Ride));
+    assert_eq!(
+        fwd("highway=cycleway foot=designated segregated=no"),
+        (Shared, Ride)
+    );
+    assert_eq!(
+        fwd("highway=cycleway foot=designated segregated=yes"),
+        (Quiet, Ride)
+    );
     assert_eq!(fwd("highway=path"), (Shared, Ride));
     assert_eq!(fwd("highway=path foot=no"), (Quiet, Ride));
     assert_eq!(fwd("highway=footway bicycle=yes"), (Shared, Ride));
@@ -51,7 +57,11 @@ fn residential_and_living_streets() {
     assert_eq!(fwd("highway=service"), (Quiet, Ride));
     assert_eq!(fwd("highway=residential maxspeed=30_mph"), (Moderate, Ride));
     assert_eq!(fwd("highway=residential maxspeed=35_mph"), (Busy, Ride));
-    assert_eq!(fwd("highway=residential maxspeed=64"), (VeryBusy, Ride), "64 km/h = 40 mph");
+    assert_eq!(
+        fwd("highway=residential maxspeed=64"),
+        (VeryBusy, Ride),
+        "64 km/h = 40 mph"
+    );
     assert_eq!(fwd("highway=residential lanes=2 oneway=yes"), (Busy, Ride));
 }
 
@@ -60,25 +70,56 @@ fn arterials_without_bike_infrastructure() {
     assert_eq!(fwd("highway=tertiary"), (Moderate, Ride));
     assert_eq!(fwd("highway=secondary"), (Moderate, Ride));
     assert_eq!(fwd("highway=secondary maxspeed=30_mph"), (Busy, Ride));
-    assert_eq!(fwd("highway=primary"), (VeryBusy, Ride), "two lanes per direction by default");
+    assert_eq!(
+        fwd("highway=primary"),
+        (VeryBusy, Ride),
+        "two lanes per direction by default"
+    );
     assert_eq!(fwd("highway=primary lanes=2"), (Busy, Ride));
-    assert_eq!(fwd("highway=secondary lanes=4 oneway=yes"), (VeryBusy, Ride));
+    assert_eq!(
+        fwd("highway=secondary lanes=4 oneway=yes"),
+        (VeryBusy, Ride)
+    );
     assert_eq!(fwd("highway=trunk"), (VeryBusy, Ride));
 }
 
 #[test]
 fn painted_lanes_buffers_and_protection() {
-    assert_eq!(fwd("highway=secondary lanes=2 cycleway=lane"), (Quiet, Ride));
-    assert_eq!(fwd("highway=secondary lanes=2 cycleway=lane maxspeed=35_mph"), (Moderate, Ride));
-    assert_eq!(fwd("highway=secondary lanes=2 cycleway=lane parking:both=lane maxspeed=30_mph"), (Moderate, Ride));
-    assert_eq!(fwd("highway=secondary lanes=4 oneway=yes cycleway:left=lane"), (Busy, Ride));
-    assert_eq!(fwd("highway=secondary lanes=4 oneway=yes cycleway:left=track"), (Quiet, Ride));
     assert_eq!(
-        fwd("highway=secondary lanes=4 oneway=yes cycleway:left=lane cycleway:left:separation=flex__post"),
+        fwd("highway=secondary lanes=2 cycleway=lane"),
         (Quiet, Ride)
     );
-    assert_eq!(fwd("highway=primary lanes=4 cycleway=shared__lane"), (VeryBusy, Ride), "sharrows do not help");
-    assert_eq!(fwd("highway=primary lanes=4 cycleway:right=separate"), (VeryBusy, Ride));
+    assert_eq!(
+        fwd("highway=secondary lanes=2 cycleway=lane maxspeed=35_mph"),
+        (Moderate, Ride)
+    );
+    assert_eq!(
+        fwd("highway=secondary lanes=2 cycleway=lane parking:both=lane maxspeed=30_mph"),
+        (Moderate, Ride)
+    );
+    assert_eq!(
+        fwd("highway=secondary lanes=4 oneway=yes cycleway:left=lane"),
+        (Busy, Ride)
+    );
+    assert_eq!(
+        fwd("highway=secondary lanes=4 oneway=yes cycleway:left=track"),
+        (Quiet, Ride)
+    );
+    assert_eq!(
+        fwd(
+            "highway=secondary lanes=4 oneway=yes cycleway:left=lane cycleway:left:separation=flex__post"
+        ),
+        (Quiet, Ride)
+    );
+    assert_eq!(
+        fwd("highway=primary lanes=4 cycleway=shared__lane"),
+        (VeryBusy, Ride),
+        "sharrows do not help"
+    );
+    assert_eq!(
+        fwd("highway=primary lanes=4 cycleway:right=separate"),
+        (VeryBusy, Ride)
+    );
 }
 
 #[test]
@@ -88,7 +129,11 @@ fn sides_follow_the_traffic_direction() {
     assert_eq!(p.forward.safety_class(), Quiet);
     assert_eq!(p.backward.safety_class(), Busy);
     // London drives on the left: there the left-side lane is the forward one.
-    let l = classify_in("london", "highway=secondary lanes=2 maxspeed=30_mph cycleway:left=track").unwrap();
+    let l = classify_in(
+        "london",
+        "highway=secondary lanes=2 maxspeed=30_mph cycleway:left=track",
+    )
+    .unwrap();
     assert_eq!(l.forward.safety_class(), Quiet);
     assert_eq!(l.backward.safety_class(), Busy);
 }
@@ -107,7 +152,11 @@ fn oneways_and_contraflow() {
     assert!(p.backward.contraflow());
     let p = nyc("highway=secondary lanes=1 oneway=yes cycleway:left=lane cycleway:left:oneway=-1");
     assert_eq!(p.backward.bike(), Ride);
-    assert_eq!(p.backward.safety_class(), Quiet, "the contraflow lane serves the backward direction");
+    assert_eq!(
+        p.backward.safety_class(),
+        Quiet,
+        "the contraflow lane serves the backward direction"
+    );
     let p = nyc("highway=tertiary junction=roundabout");
     assert_eq!((p.forward.bike(), p.backward.bike()), (Ride, No));
     // Walking ignores oneway.
@@ -120,7 +169,10 @@ fn access_rules() {
     assert!(classify_in("nyc", "highway=motorway").is_none());
     assert!(classify_in("nyc", "highway=construction").is_none());
     assert!(classify_in("nyc", "highway=service access=private").is_none());
-    assert_eq!(fwd("highway=service access=private bicycle=yes"), (Quiet, Ride));
+    assert_eq!(
+        fwd("highway=service access=private bicycle=yes"),
+        (Quiet, Ride)
+    );
     assert!(classify_in("nyc", "route=ferry").is_none());
     let p = nyc("highway=residential bicycle=no");
     assert_eq!(p.forward.bike(), No);
@@ -133,19 +185,37 @@ fn access_rules() {
     assert_eq!(p.forward.bike(), No);
     assert!(p.forward.foot());
     let p = nyc("highway=cycleway");
-    assert!(!p.forward.foot(), "cycleways are not walked unless foot is allowed");
+    assert!(
+        !p.forward.foot(),
+        "cycleways are not walked unless foot is allowed"
+    );
     assert!(nyc("highway=cycleway foot=yes").forward.foot());
     let p = nyc("highway=trunk foot=no");
     assert!(!p.forward.foot());
-    assert!(classify_in("nyc", "highway=pedestrian area=yes").is_some(), "pedestrian areas are walked");
+    assert!(
+        classify_in("nyc", "highway=pedestrian area=yes").is_some(),
+        "pedestrian areas are walked"
+    );
     assert!(classify_in("nyc", "highway=service area=yes").is_none());
 }
 
 #[test]
 fn default_speeds_are_per_city() {
     // Chicago's default is 30 mph: an untagged residential street is moderate there, quiet in NYC.
-    assert_eq!(classify_in("chicago", "highway=residential").unwrap().forward.safety_class(), Moderate);
+    assert_eq!(
+        classify_in("chicago", "highway=residential")
+            .unwrap()
+            .forward
+            .safety_class(),
+        Moderate
+    );
     assert_eq!(fwd("highway=residential"), (Quiet, Ride));
     // London's 20 mph default keeps a two-way secondary street moderate, not busy.
-    assert_eq!(classify_in("london", "highway=secondary").unwrap().forward.safety_class(), Moderate);
+    assert_eq!(
+        classify_in("london", "highway=secondary")
+            .unwrap()
+            .forward
+            .safety_class(),
+        Moderate
+    );
 }

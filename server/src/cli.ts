@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `quietway` command: serve, build-graph, keys, users.
+import { buildGraphCommand } from './commands/build-graph.js';
 import { ConfigError, loadConfig } from './config.js';
 import { startServer } from './server.js';
 import { SERVER_VERSION } from './version.js';
@@ -21,6 +22,8 @@ async function main(argv: string[]): Promise<number> {
       await startServer(loadConfig());
       return -1; // keep running until a signal
     }
+    case 'build-graph':
+      return buildGraphCommand(loadConfig(), rest);
     case '--version':
     case '-v':
       console.log(SERVER_VERSION);
@@ -32,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
       console.log(USAGE);
       return 0;
     default:
-      console.error(`quietway: unknown command '${command}'${rest.length ? '' : ''}\n\n${USAGE}`);
+      console.error(`quietway: unknown command '${command}'\n\n${USAGE}`);
       return 2;
   }
 }

@@ -1,0 +1,425 @@
+//! Customizable contraction hierarchy (Dibbelt, Strasser & Wagner), after RoutingKit's CCH.
+//!
+//! Three phases: [`Cch::new`] builds the metric-independent topology from a nested-dissection order
+//! (the chordal supergraph in rank space, its elimination tree and every lower triangle);
+//! [`Cch::customize`] turns per-input-arc weights into a [`CustomizedMetric`] in milliseconds;
+//! [`CustomizedMetric::update`] re-customizes only what a few changed arcs affect. Queries live in
+//! `query.rs`.
+//!
+//! Ids: nodes are ranks (`rank[node]`); a CCH arc `(x, y)` with `x < y` is stored once in `x`'s upward
+//! list; `fw` is the weight of travelling `x → y`, `bw` of `y → x`.
+
+use crate::graph::{ArcId, NodeId};
+
+pub type Weight = u32;
+pub const INF_WEIGHT: Weight = u32::MAX / 2;
+
+/// Saturating addition that keeps INF at INF.
+#[inline(always)]
+pub fn add(a: Weight, b: Weight) -> Weight {
+    a.saturating_add(b).min(INF_WEIGHT)
+}
+
+pub struct Cch {
+    /// rank → node and node → rank.
+    pub order: Vec<NodeId>,
+    pub rank: Vec<u32>,
+    /// Upward adjacency in rank space (CSR), heads sorted ascending.
+    pub up_first: Vec<u32>,
+    pub up_head: Vec<u32>,
+    /// Elimination-tree parent of each rank (`u32::MAX` for roots).
+    pub etree_parent: Vec<u32>,
+    /// Lower triangles per CCH arc (CSR over arcs): the arcs `(x, y)` and `(x, z)` for arc `(y, z)`.
+    pub tri_first: Vec<u32>,
+    pub tri_xy: Vec<u32>,
+    pub tri_xz: Vec<u32>,
+    /// Input arc → CCH arc and whether the input arc runs upward (`lo → hi`). `u32::MAX` for loops.
+    pub input_cch_arc: Vec<u32>,
+    pub input_upward: Vec<bool>,
+    /// CCH arc → lower endpoint (rank), for partial customization.
+    pub arc_tail: Vec<u32>,
+}
+
+impl Cch {
+    /// Builds the topology. `tails`/`heads` are the input graph's edges (one per undirected edge);
+    /// input arc `2e` runs tail→head, `2e+1` head→tail.
+    pub fn new(node_count: usize, tails: &[NodeId], heads: &[NodeId], order: &[NodeId]) -> Cch {
+        let n = node_count;
+        assert_eq!(order.len(), n, "order must be a permutation of the nodes");
+        let mut rank = vec![0u32; n];
+        for (r, &v) in order.iter().enumerate() {
+            rank[v as usize] = r as u32;
+        }
+        // Upward neighbour sets of the input graph in rank space.
+        let mut up: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (&t, &h) in tails.iter().zip(heads) {
+            let (a, b) = (rank[t as usize], rank[h as usize]);
+            if a != b {
+                up[a.min(b) as usize].push(a.max(b));
+            }
+        }
+        // Chordal completion along the elimination tree: the upward neighbours of x form a clique,
+        // which it suffices to pass on to x's lowest upward neighbour (its parent).
+        let mut etree_parent = vec![u32::MAX; n];
+        for x in 0..n {
+            let mut list = std::mem::take(&mut up[x]);
+            list.sort_unstable();
+            list.dedup();
+            if let Some((&p, rest)) = list.split_first() {
+                etree_parent[x] = p;
+                if !rest.is_empty() {
+                    let parent_list = &mut up[p as usize];
+                    parent_list.extend_from_slice(rest);
+                }
+            }
+            up[x] = list;
+        }
+        let mut up_first = Vec::with_capacity(n + 1);
+        up_first.push(0u32);
+        let mut up_head = Vec::new();
+        for list in &up {
+            up_head.extend_from_slice(list);
+            up_first.push(up_head.len() as u32);
+        }
+        drop(up);
+        let m = up_head.len();
+        let mut arc_tail = vec![0u32; m];
+        for x in 0..n {
+            for a in up_first[x]..up_first[x + 1] {
+                arc_tail[a as usize] = x as u32;
+            }
+        }
+        let find_arc = |lo: u32, hi: u32| -> u32 {
+            let (s, e) = (
+                up_first[lo as usize] as usize,
+                up_first[lo as usize + 1] as usize,
+            );
+            s as u32
+                + up_head[s..e]
+                    .binary_search(&hi)
+                    .expect("chordal supergraph arc") as u32
+        };
+        // Lower triangles: for every x and pair y < z of its upward neighbours, arc (y, z) gets
+        // the triangle (x,y),(x,z). Counting first, then filling, keeps memory exact.
+        let mut tri_count = vec![0u32; m + 1];
+        for x in 0..n {
+            let (s, e) = (up_first[x] as usize, up_first[x + 1] as usize);
+            for i in s..e {
+                for j in i + 1..e {
+                    tri_count[find_arc(up_head[i], up_head[j]) as usize] += 1;
+                }
+            }
+        }
+        let mut tri_first = vec![0u32; m + 1];
+        for a in 0..m {
+            tri_first[a + 1] = tri_first[a] + tri_count[a];
+        }
+        let total = tri_first[m] as usize;
+        let mut fill = tri_first.clone();
+        let mut tri_xy = vec![0u32; total];
+        let mut tri_xz = vec![0u32; total];
+        for x in 0..n {
+            let (s, e) = (up_first[x] as usize, up_first[x + 1] as usize);
+            for i in s..e {
+                for j in i + 1..e {
+                    let target = find_arc(up_head[i], up_head[j]) as usize;
+                    let k = fill[target] as usize;
+                    tri_xy[k] = i as u32;
+                    tri_xz[k] = j as u32;
+                    fill[target] += 1;
+                }
+            }
+        }
+        let mut input_cch_arc = vec![u32::MAX; 2 * tails.len()];
+        let mut input_upward = vec![false; 2 * tails.len()];
+        for (e, (&t, &h)) in tails.iter().zip(heads).enumerate() {
+            let (a, b) = (rank[t as usize], rank[h as usize]);
+            if a == b {
+                continue;
+            }
+            let arc = find_arc(a.min(b), a.max(b));
+            input_cch_arc[2 * e] = arc;
+            input_cch_arc[2 * e + 1] = arc;
+            input_upward[2 * e] = a < b;
+            input_upward[2 * e + 1] = b < a;
+        }
+        Cch {
+            order: order.to_vec(),
+            rank,
+            up_first,
+            up_head,
+            etree_parent,
+            tri_first,
+            tri_xy,
+            tri_xz,
+            input_cch_arc,
+            input_upward,
+            arc_tail,
+        }
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.rank.len()
+    }
+    pub fn arc_count(&self) -> usize {
+        self.up_head.len()
+    }
+    pub fn triangle_count(&self) -> usize {
+        self.tri_xy.len()
+    }
+
+    /// Bytes held by the topology.
+    pub fn memory_bytes(&self) -> usize {
+        4 * (self.order.len()
+            + self.rank.len()
+            + self.up_first.len()
+            + self.up_head.len()
+            + self.etree_parent.len()
+            + self.tri_first.len()
+            + self.tri_xy.len()
+            + self.tri_xz.len()
+            + self.input_cch_arc.len()
+            + self.arc_tail.len())
+            + self.input_upward.len()
+    }
+
+    fn find_arc(&self, lo: u32, hi: u32) -> Option<u32> {
+        let (s, e) = (
+            self.up_first[lo as usize] as usize,
+            self.up_first[lo as usize + 1] as usize,
+        );
+        self.up_head[s..e]
+            .binary_search(&hi)
+            .ok()
+            .map(|i| (s + i) as u32)
+    }
+
+    /// Respects one input arc's weight on its CCH arc (the minimum over parallel arcs wins).
+    #[inline]
+    fn seed(&self, input: usize, w: Weight, m: &mut CustomizedMetric) {
+        let arc = self.input_cch_arc[input];
+        if arc == u32::MAX {
+            return;
+        }
+        let a = arc as usize;
+        if self.input_upward[input] {
+            if w < m.fw[a] {
+                m.fw[a] = w;
+                m.fw_via[a] = input as u32 | INPUT_BIT;
+            }
+        } else if w < m.bw[a] {
+            m.bw[a] = w;
+            m.bw_via[a] = input as u32 | INPUT_BIT;
+        }
+    }
+
+    /// Basic customization: input weights (one per input arc, INF = impassable) → shortcut weights.
+    pub fn customize(&self, input_weights: &[Weight]) -> CustomizedMetric {
+        let m = self.arc_count();
+        let mut metric = CustomizedMetric {
+            fw: vec![INF_WEIGHT; m],
+            bw: vec![INF_WEIGHT; m],
+            fw_via: vec![NO_VIA; m],
+            bw_via: vec![NO_VIA; m],
+            input_weights: input_weights.to_vec(),
+        };
+        for (i, &w) in input_weights.iter().enumerate() {
+            self.seed(i, w, &mut metric);
+        }
+        // Arcs in order of their lower endpoint: all lower triangles are final when an arc is reached.
+        for a in 0..m {
+            self.relax_triangles(a, &mut metric);
+        }
+        metric
+    }
+
+    #[inline(always)]
+    fn relax_triangles(&self, a: usize, metric: &mut CustomizedMetric) {
+        let (s, e) = (self.tri_first[a] as usize, self.tri_first[a + 1] as usize);
+        let (mut fw, mut bw) = (metric.fw[a], metric.bw[a]);
+        let (mut fv, mut bv) = (metric.fw_via[a], metric.bw_via[a]);
+        for t in s..e {
+            let (xy, xz) = (self.tri_xy[t] as usize, self.tri_xz[t] as usize);
+            // y → x → z and z → x → y.
+            let f = metric.bw[xy].saturating_add(metric.fw[xz]);
+            if f < fw {
+                fw = f;
+                fv = t as u32;
+            }
+            let b = metric.bw[xz].saturating_add(metric.fw[xy]);
+            if b < bw {
+                bw = b;
+                bv = t as u32;
+            }
+        }
+        metric.fw[a] = fw.min(INF_WEIGHT);
+        metric.bw[a] = bw.min(INF_WEIGHT);
+        metric.fw_via[a] = fv;
+        metric.bw_via[a] = bv;
+    }
+
+    /// Recomputes one CCH arc from its input arcs and lower triangles.
+    fn recompute(&self, a: usize, metric: &mut CustomizedMetric, inputs_of: &[Vec<u32>]) {
+        metric.fw[a] = INF_WEIGHT;
+        metric.bw[a] = INF_WEIGHT;
+        metric.fw_via[a] = NO_VIA;
+        metric.bw_via[a] = NO_VIA;
+        for &i in &inputs_of[a] {
+            let w = metric.input_weights[i as usize];
+            self.seed(i as usize, w, metric);
+        }
+        self.relax_triangles(a, metric);
+    }
+
+    /// CCH arc → the input arcs mapped onto it (for partial customization).
+    pub fn inputs_by_arc(&self) -> Vec<Vec<u32>> {
+        let mut out = vec![Vec::new(); self.arc_count()];
+        for (i, &a) in self.input_cch_arc.iter().enumerate() {
+            if a != u32::MAX {
+                out[a as usize].push(i as u32);
+            }
+        }
+        out
+    }
+
+    /// Partial customization: applies new weights of a few input arcs and re-customizes only the
+    /// arcs whose value can change, in order of their lower endpoint.
+    pub fn update(
+        &self,
+        metric: &mut CustomizedMetric,
+        changes: &[(ArcId, Weight)],
+        inputs_of: &[Vec<u32>],
+    ) {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut heap: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
+        let mut queued = std::collections::HashSet::new();
+        for &(input, w) in changes {
+            metric.input_weights[input as usize] = w;
+            let a = self.input_cch_arc[input as usize];
+            if a != u32::MAX && queued.insert(a) {
+                heap.push(Reverse((self.arc_tail[a as usize], a)));
+            }
+        }
+        while let Some(Reverse((_, a))) = heap.pop() {
+            queued.remove(&a);
+            let (old_fw, old_bw) = (metric.fw[a as usize], metric.bw[a as usize]);
+            self.recompute(a as usize, metric, inputs_of);
+            if metric.fw[a as usize] == old_fw && metric.bw[a as usize] == old_bw {
+                continue;
+            }
+            // Arc (x, y) appears in the lower triangles of (y, z) and (z, y) for z ∈ up(x).
+            let x = self.arc_tail[a as usize];
+            let y = self.up_head[a as usize];
+            for i in self.up_first[x as usize]..self.up_first[x as usize + 1] {
+                let z = self.up_head[i as usize];
+                if z == y {
+                    continue;
+                }
+                let (lo, hi) = (y.min(z), y.max(z));
+                if let Some(b) = self.find_arc(lo, hi)
+                    && queued.insert(b)
+                {
+                    heap.push(Reverse((lo, b)));
+                }
+            }
+        }
+    }
+
+    /// Checks the hierarchy's invariants: chordality along the elimination tree, sorted upward
+    /// lists, parents above children, and (given a metric) the triangle inequality on every lower
+    /// triangle. Returns the first violation.
+    pub fn check(&self, metric: Option<&CustomizedMetric>) -> Result<(), String> {
+        let n = self.node_count();
+        for x in 0..n {
+            let list = &self.up_head[self.up_first[x] as usize..self.up_first[x + 1] as usize];
+            if list.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(format!("upward list of rank {x} is not strictly sorted"));
+            }
+            if list.iter().any(|&y| y as usize <= x) {
+                return Err(format!("rank {x} has a non-upward arc"));
+            }
+            match list.first() {
+                Some(&p) if self.etree_parent[x] != p => {
+                    return Err(format!("rank {x}: wrong parent"));
+                }
+                None if self.etree_parent[x] != u32::MAX => {
+                    return Err(format!("rank {x}: parent without arcs"));
+                }
+                _ => {}
+            }
+            for (i, &y) in list.iter().enumerate() {
+                for &z in &list[i + 1..] {
+                    if self.find_arc(y, z).is_none() {
+                        return Err(format!("missing fill-in arc ({y}, {z}) below rank {x}"));
+                    }
+                }
+            }
+        }
+        if let Some(m) = metric {
+            for a in 0..self.arc_count() {
+                for t in self.tri_first[a] as usize..self.tri_first[a + 1] as usize {
+                    let (xy, xz) = (self.tri_xy[t] as usize, self.tri_xz[t] as usize);
+                    if add(m.bw[xy], m.fw[xz]) < m.fw[a] || add(m.bw[xz], m.fw[xy]) < m.bw[a] {
+                        return Err(format!("arc {a} violates the triangle inequality"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub const INPUT_BIT: u32 = 1 << 31;
+pub const NO_VIA: u32 = u32::MAX;
+
+/// Shortcut weights of one metric, and how to unpack each shortcut.
+#[derive(Clone)]
+pub struct CustomizedMetric {
+    pub fw: Vec<Weight>,
+    pub bw: Vec<Weight>,
+    /// `INPUT_BIT | input arc` when an input arc gives the weight, a triangle index when a lower
+    /// triangle does, `NO_VIA` when impassable.
+    pub fw_via: Vec<u32>,
+    pub bw_via: Vec<u32>,
+    /// The input weights this metric was customized with.
+    pub input_weights: Vec<Weight>,
+}
+
+impl CustomizedMetric {
+    pub fn memory_bytes(&self) -> usize {
+        4 * (self.fw.len()
+            + self.bw.len()
+            + self.fw_via.len()
+            + self.bw_via.len()
+            + self.input_weights.len())
+    }
+}
+
+impl Cch {
+    /// Appends the input arcs of CCH arc `a` travelled upward (`fw`) or downward, in travel order.
+    pub fn unpack(&self, metric: &CustomizedMetric, a: u32, upward: bool, out: &mut Vec<ArcId>) {
+        let via = if upward {
+            metric.fw_via[a as usize]
+        } else {
+            metric.bw_via[a as usize]
+        };
+        if via == NO_VIA {
+            return;
+        }
+        if via & INPUT_BIT != 0 {
+            out.push(via & !INPUT_BIT);
+            return;
+        }
+        let (xy, xz) = (self.tri_xy[via as usize], self.tri_xz[via as usize]);
+        if upward {
+            // y → x → z
+            self.unpack(metric, xy, false, out);
+            self.unpack(metric, xz, true, out);
+        } else {
+            // z → x → y
+            self.unpack(metric, xz, false, out);
+            self.unpack(metric, xy, true, out);
+        }
+    }
+}

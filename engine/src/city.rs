@@ -1,0 +1,647 @@
+//! A loaded city: graph, hierarchy, snapping index and the live metrics. All methods take `&self`
+//! and may run concurrently: metrics are immutable `Arc`s swapped under a briefly held lock, so
+//! queries never wait for a customization.
+
+use crate::avoid::{Avoidance, Severity};
+use crate::cch::{Cch, CustomizedMetric, INF_WEIGHT, Weight};
+use crate::dijkstra::{Adjacency, Dijkstra};
+use crate::format;
+use crate::graph::{ArcId, CityGraph, NodeId};
+use crate::metric::{MetricKind, WeightingModel};
+use crate::query::CchQuery;
+use crate::snap::{Snap, SnapIndex};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// How far a waypoint may be from the nearest usable road.
+pub const MAX_SNAP_M: f64 = 1000.0;
+/// The first waypoint's bearing considers roads this close, within this tolerance.
+pub const BEARING_RADIUS_M: f64 = 80.0;
+pub const BEARING_TOLERANCE_DEG: f64 = 45.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Cycling,
+    Walking,
+}
+
+#[derive(Clone, Debug)]
+pub struct RouteRequest {
+    pub waypoints: Vec<[f64; 2]>,
+    pub profile: Profile,
+    pub supersafe: bool,
+    pub night: bool,
+    /// Degrees [0, 360) the route must leave the first waypoint in.
+    pub bearing: Option<f64>,
+    /// Local minutes of the departure (see `avoid`); `None` applies only always-on avoidances.
+    pub departure: Option<i64>,
+}
+
+/// Part of an arc travelled: fractions along the arc's own direction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ArcPiece {
+    pub arc: ArcId,
+    pub from: f64,
+    pub to: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Leg {
+    pub pieces: Vec<ArcPiece>,
+    pub weight: Weight,
+}
+
+#[derive(Clone, Debug)]
+pub struct Route {
+    pub legs: Vec<Leg>,
+    pub waypoints: Vec<Snap>,
+    pub metric: MetricKind,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum RouteError {
+    /// Fewer than 2 or more than 25 waypoints, or a coordinate out of range.
+    InvalidRequest(String),
+}
+
+/// A permanent change to one arc for cycling (accepted rider reports): multiply its weight, close it,
+/// or restore the model's weight.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ArcChange {
+    Factor(f64),
+    Closed,
+    Reset,
+}
+
+struct State {
+    model: WeightingModel,
+    /// Base metrics (model weights with permanent arc changes), indexed by MetricKind.
+    base: Vec<Arc<CustomizedMetric>>,
+    arc_changes: HashMap<ArcId, ArcChange>,
+    avoidances: BTreeMap<String, Avoidance>,
+    /// Metrics with avoidances applied, by kind and active avoidance ids.
+    cache: HashMap<(MetricKind, Vec<String>), Arc<CustomizedMetric>>,
+}
+
+pub struct City {
+    pub graph: CityGraph,
+    pub graph_version: String,
+    pub cch: Cch,
+    inputs_of: Vec<Vec<u32>>,
+    pub adjacency: Adjacency,
+    pub snap_index: SnapIndex,
+    state: RwLock<State>,
+    queries: Mutex<Vec<CchQuery>>,
+    dijkstras: Mutex<Vec<Dijkstra>>,
+}
+
+const CACHE_LIMIT: usize = 64;
+
+impl City {
+    pub fn load(path: &Path, model: Option<WeightingModel>) -> Result<City, String> {
+        let (graph, version) = format::read_file(path).map_err(|e| e.to_string())?;
+        City::from_graph(graph, version, model)
+    }
+
+    pub fn from_graph(
+        mut graph: CityGraph,
+        graph_version: String,
+        model: Option<WeightingModel>,
+    ) -> Result<City, String> {
+        graph.validate()?;
+        if graph.city.is_none() {
+            return Err("graph has no city section".into());
+        }
+        if graph.order.is_empty() {
+            graph.order = crate::order::nested_dissection_order(&graph);
+        }
+        let model = model.unwrap_or_default();
+        model.validate()?;
+        let cch = Cch::new(
+            graph.node_count(),
+            &graph.edge_tail,
+            &graph.edge_head,
+            &graph.order,
+        );
+        let inputs_of = cch.inputs_by_arc();
+        let adjacency = Adjacency::new(graph.node_count(), &graph.edge_tail, &graph.edge_head);
+        let snap_index = SnapIndex::new(&graph);
+        let arc_changes = HashMap::new();
+        let base = customize_all(&graph, &cch, &model, &arc_changes);
+        Ok(City {
+            graph,
+            graph_version,
+            cch,
+            inputs_of,
+            adjacency,
+            snap_index,
+            state: RwLock::new(State {
+                model,
+                base,
+                arc_changes,
+                avoidances: BTreeMap::new(),
+                cache: HashMap::new(),
+            }),
+            queries: Mutex::new(Vec::new()),
+            dijkstras: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.graph.city.as_ref().unwrap().id
+    }
+
+    pub fn model(&self) -> WeightingModel {
+        self.state.read().unwrap().model.clone()
+    }
+
+    /// Replaces the weighting model: a full re-customization of every metric, swapped in at once.
+    pub fn set_model(&self, model: WeightingModel) -> Result<(), String> {
+        model.validate()?;
+        let changes = self.state.read().unwrap().arc_changes.clone();
+        let base = customize_all(&self.graph, &self.cch, &model, &changes);
+        let mut st = self.state.write().unwrap();
+        st.model = model;
+        st.base = base;
+        st.cache.clear();
+        Ok(())
+    }
+
+    /// Full re-customization of one metric from its current input weights (for benchmarks).
+    pub fn recustomize(&self, kind: MetricKind) {
+        let weights = self.state.read().unwrap().base[kind as usize]
+            .input_weights
+            .clone();
+        let m = Arc::new(self.cch.customize(&weights));
+        self.state.write().unwrap().base[kind as usize] = m;
+    }
+
+    /// Applies permanent changes to cycling arcs: each cycling base metric is copied, partially
+    /// re-customized and swapped in; cached avoidance metrics are dropped.
+    pub fn update_arcs(&self, changes: &[(ArcId, ArcChange)]) -> Result<(), String> {
+        if let Some((a, _)) = changes
+            .iter()
+            .find(|(a, _)| *a as usize >= self.graph.arc_count())
+        {
+            return Err(format!("arc {a} does not exist"));
+        }
+        let (model, old_base, mut all_changes) = {
+            let st = self.state.read().unwrap();
+            (st.model.clone(), st.base.clone(), st.arc_changes.clone())
+        };
+        for &(a, c) in changes {
+            if c == ArcChange::Reset {
+                all_changes.remove(&a);
+            } else {
+                all_changes.insert(a, c);
+            }
+        }
+        let mut new_base = old_base.clone();
+        for kind in MetricKind::ALL.into_iter().filter(|k| k.is_cycling()) {
+            let updates: Vec<(ArcId, Weight)> = changes
+                .iter()
+                .map(|&(a, _)| {
+                    (
+                        a,
+                        changed_weight(&self.graph, &model, kind, a, all_changes.get(&a)),
+                    )
+                })
+                .collect();
+            let mut m = (*old_base[kind as usize]).clone();
+            self.cch.update(&mut m, &updates, &self.inputs_of);
+            new_base[kind as usize] = Arc::new(m);
+        }
+        let mut st = self.state.write().unwrap();
+        st.base = new_base;
+        st.arc_changes = all_changes;
+        st.cache.clear();
+        Ok(())
+    }
+
+    pub fn add_avoidance(&self, a: Avoidance) -> Result<(), String> {
+        a.schedule.validate()?;
+        if let Some(bad) = a
+            .arcs
+            .iter()
+            .find(|&&x| x as usize >= self.graph.arc_count())
+        {
+            return Err(format!("arc {bad} does not exist"));
+        }
+        let mut st = self.state.write().unwrap();
+        st.cache.retain(|(_, ids), _| !ids.contains(&a.id));
+        st.avoidances.insert(a.id.clone(), a);
+        Ok(())
+    }
+
+    pub fn remove_avoidance(&self, id: &str) -> bool {
+        let mut st = self.state.write().unwrap();
+        st.cache.retain(|(_, ids), _| !ids.iter().any(|x| x == id));
+        st.avoidances.remove(id).is_some()
+    }
+
+    pub fn avoidances(&self) -> Vec<Avoidance> {
+        self.state
+            .read()
+            .unwrap()
+            .avoidances
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Ids of the avoidances in force at a local time.
+    pub fn active_avoidances(&self, departure: Option<i64>) -> Vec<String> {
+        let st = self.state.read().unwrap();
+        active_ids(&st, departure)
+    }
+
+    /// The metric in force for a kind at a departure time.
+    pub fn metric(&self, kind: MetricKind, departure: Option<i64>) -> Arc<CustomizedMetric> {
+        let (base, active, model, avoid_list, changes) = {
+            let st = self.state.read().unwrap();
+            let base = st.base[kind as usize].clone();
+            if !kind.is_cycling() {
+                return base;
+            }
+            let active = active_ids(&st, departure);
+            if active.is_empty() {
+                return base;
+            }
+            if let Some(m) = st.cache.get(&(kind, active.clone())) {
+                return m.clone();
+            }
+            let list: Vec<Avoidance> = active.iter().map(|id| st.avoidances[id].clone()).collect();
+            (base, active, st.model.clone(), list, st.arc_changes.clone())
+        };
+        // Build outside the lock: queries keep running on what they hold.
+        let mut updates: HashMap<ArcId, Weight> = HashMap::new();
+        for av in &avoid_list {
+            for &a in &av.arcs {
+                let w = match av.severity {
+                    Severity::Closed => INF_WEIGHT,
+                    Severity::Avoid => model.avoided(changed_weight(
+                        &self.graph,
+                        &model,
+                        kind,
+                        a,
+                        changes.get(&a),
+                    )),
+                };
+                let e = updates.entry(a).or_insert(w);
+                *e = (*e).max(w);
+            }
+        }
+        let updates: Vec<(ArcId, Weight)> = updates.into_iter().collect();
+        let mut m = (*base).clone();
+        self.cch.update(&mut m, &updates, &self.inputs_of);
+        let m = Arc::new(m);
+        let mut st = self.state.write().unwrap();
+        if st.cache.len() >= CACHE_LIMIT {
+            st.cache.clear();
+        }
+        st.cache.insert((kind, active), m.clone());
+        m
+    }
+
+    /// Snaps a point for a metric; `bearing` restricts direction (first waypoint only).
+    pub fn snap(
+        &self,
+        lon: f64,
+        lat: f64,
+        metric: &CustomizedMetric,
+        bearing: Option<f64>,
+    ) -> Option<Snap> {
+        let w = &metric.input_weights;
+        self.snap_index.snap(
+            &self.graph,
+            lon,
+            lat,
+            MAX_SNAP_M,
+            bearing.map(|b| (b, BEARING_TOLERANCE_DEG, BEARING_RADIUS_M)),
+            |e| {
+                (
+                    w[2 * e as usize] < INF_WEIGHT,
+                    w[2 * e as usize + 1] < INF_WEIGHT,
+                )
+            },
+        )
+    }
+
+    fn with_query<T>(&self, f: impl FnOnce(&mut CchQuery) -> T) -> T {
+        let mut q = self
+            .queries
+            .lock()
+            .unwrap()
+            .pop()
+            .unwrap_or_else(|| CchQuery::new(&self.cch));
+        let out = f(&mut q);
+        self.queries.lock().unwrap().push(q);
+        out
+    }
+
+    /// Plans a route; `Ok(None)` when no route exists (a waypoint cannot be snapped or a leg has no path).
+    pub fn route(&self, req: &RouteRequest) -> Result<Option<Route>, RouteError> {
+        if !(2..=25).contains(&req.waypoints.len()) {
+            return Err(RouteError::InvalidRequest(
+                "between 2 and 25 waypoints are required".into(),
+            ));
+        }
+        for p in &req.waypoints {
+            if !(-180.0..=180.0).contains(&p[0]) || !(-90.0..=90.0).contains(&p[1]) {
+                return Err(RouteError::InvalidRequest(
+                    "coordinates must be [longitude, latitude] in range".into(),
+                ));
+            }
+        }
+        let kind = match req.profile {
+            Profile::Walking => MetricKind::Walking,
+            Profile::Cycling => MetricKind::cycling(req.supersafe, req.night),
+        };
+        let metric = self.metric(
+            kind,
+            if kind.is_cycling() {
+                req.departure
+            } else {
+                None
+            },
+        );
+        let mut snaps = Vec::with_capacity(req.waypoints.len());
+        for (i, p) in req.waypoints.iter().enumerate() {
+            let bearing = if i == 0 && req.profile == Profile::Cycling {
+                req.bearing
+            } else {
+                None
+            };
+            match self.snap(p[0], p[1], &metric, bearing) {
+                Some(s) => snaps.push(s),
+                None => return Ok(None),
+            }
+        }
+        let mut legs = Vec::with_capacity(snaps.len() - 1);
+        for pair in snaps.windows(2) {
+            match self.with_query(|q| self.leg(q, &metric, &pair[0], &pair[1])) {
+                Some(leg) => legs.push(leg),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(Route {
+            legs,
+            waypoints: snaps,
+            metric: kind,
+        }))
+    }
+
+    /// One leg between two snapped positions.
+    pub fn leg(
+        &self,
+        q: &mut CchQuery,
+        metric: &CustomizedMetric,
+        a: &Snap,
+        b: &Snap,
+    ) -> Option<Leg> {
+        let w = &metric.input_weights;
+        let g = &self.graph;
+        let (ea, eb) = (a.edge as usize, b.edge as usize);
+        let part =
+            |weight: Weight, frac: f64| -> Weight { (weight as f64 * frac).round() as Weight };
+        q.reset();
+        if a.forward && w[2 * ea] < INF_WEIGHT {
+            q.add_source(g.edge_head[ea], part(w[2 * ea], 1.0 - a.t), &self.cch);
+        }
+        if a.backward && w[2 * ea + 1] < INF_WEIGHT {
+            q.add_source(g.edge_tail[ea], part(w[2 * ea + 1], a.t), &self.cch);
+        }
+        if w[2 * eb] < INF_WEIGHT {
+            q.add_target(g.edge_tail[eb], part(w[2 * eb], b.t), &self.cch);
+        }
+        if w[2 * eb + 1] < INF_WEIGHT {
+            q.add_target(g.edge_head[eb], part(w[2 * eb + 1], 1.0 - b.t), &self.cch);
+        }
+        q.run(&self.cch, metric);
+        let mut best = q.distance();
+        let mut direct: Option<ArcPiece> = None;
+        if ea == eb {
+            if a.t <= b.t && a.forward && w[2 * ea] < INF_WEIGHT {
+                let d = part(w[2 * ea], b.t - a.t);
+                if d <= best {
+                    best = d;
+                    direct = Some(ArcPiece {
+                        arc: 2 * ea as u32,
+                        from: a.t,
+                        to: b.t,
+                    });
+                }
+            }
+            if a.t >= b.t && a.backward && w[2 * ea + 1] < INF_WEIGHT {
+                let d = part(w[2 * ea + 1], a.t - b.t);
+                if d <= best {
+                    best = d;
+                    direct = Some(ArcPiece {
+                        arc: 2 * ea as u32 + 1,
+                        from: 1.0 - a.t,
+                        to: 1.0 - b.t,
+                    });
+                }
+            }
+        }
+        if let Some(p) = direct {
+            return Some(Leg {
+                pieces: vec![p],
+                weight: best,
+            });
+        }
+        if best >= INF_WEIGHT {
+            return None;
+        }
+        let (src, tgt) = q.endpoints(&self.cch)?;
+        let mut pieces = Vec::new();
+        if src == g.edge_head[ea] && a.forward && w[2 * ea] < INF_WEIGHT {
+            pieces.push(ArcPiece {
+                arc: 2 * ea as u32,
+                from: a.t,
+                to: 1.0,
+            });
+        } else {
+            pieces.push(ArcPiece {
+                arc: 2 * ea as u32 + 1,
+                from: 1.0 - a.t,
+                to: 1.0,
+            });
+        }
+        for arc in q.arc_path(&self.cch, metric) {
+            pieces.push(ArcPiece {
+                arc,
+                from: 0.0,
+                to: 1.0,
+            });
+        }
+        if tgt == g.edge_tail[eb] && w[2 * eb] < INF_WEIGHT {
+            pieces.push(ArcPiece {
+                arc: 2 * eb as u32,
+                from: 0.0,
+                to: b.t,
+            });
+        } else {
+            pieces.push(ArcPiece {
+                arc: 2 * eb as u32 + 1,
+                from: 0.0,
+                to: 1.0 - b.t,
+            });
+        }
+        pieces.retain(|p| p.to > p.from);
+        Some(Leg {
+            pieces,
+            weight: best,
+        })
+    }
+
+    /// From one point to the `k` nearest of `targets` by network cost (cycling or walking metric in
+    /// force at `departure`), within `max_seconds` of penalised travel. Returns (target index, cost).
+    pub fn one_to_many(
+        &self,
+        from: [f64; 2],
+        targets: &[[f64; 2]],
+        k: usize,
+        kind: MetricKind,
+        departure: Option<i64>,
+        max_seconds: f64,
+    ) -> Vec<(usize, Weight)> {
+        let metric = self.metric(kind, departure);
+        let w = &metric.input_weights;
+        let Some(src) = self.snap(from[0], from[1], &metric, None) else {
+            return vec![];
+        };
+        // Each target is reached at its edge's tail or head, then along the edge.
+        let mut at_node: HashMap<NodeId, Vec<(usize, Weight)>> = HashMap::new();
+        for (i, t) in targets.iter().enumerate() {
+            let Some(s) = self.snap(t[0], t[1], &metric, None) else {
+                continue;
+            };
+            let e = s.edge as usize;
+            if w[2 * e] < INF_WEIGHT {
+                at_node
+                    .entry(self.graph.edge_tail[e])
+                    .or_default()
+                    .push((i, (w[2 * e] as f64 * s.t) as Weight));
+            }
+            if w[2 * e + 1] < INF_WEIGHT {
+                at_node
+                    .entry(self.graph.edge_head[e])
+                    .or_default()
+                    .push((i, (w[2 * e + 1] as f64 * (1.0 - s.t)) as Weight));
+            }
+        }
+        let e = src.edge as usize;
+        let mut seeds = Vec::new();
+        if w[2 * e] < INF_WEIGHT {
+            seeds.push((
+                self.graph.edge_head[e],
+                (w[2 * e] as f64 * (1.0 - src.t)) as Weight,
+            ));
+        }
+        if w[2 * e + 1] < INF_WEIGHT {
+            seeds.push((
+                self.graph.edge_tail[e],
+                (w[2 * e + 1] as f64 * src.t) as Weight,
+            ));
+        }
+        let max = (max_seconds * crate::metric::WEIGHT_PER_SECOND) as Weight;
+        let mut best: HashMap<usize, Weight> = HashMap::new();
+        let mut d = self
+            .dijkstras
+            .lock()
+            .unwrap()
+            .pop()
+            .unwrap_or_else(|| Dijkstra::new(self.graph.node_count()));
+        d.run(&self.adjacency, w, &seeds, max, |v, dist| {
+            if let Some(list) = at_node.get(&v) {
+                for &(i, extra) in list {
+                    let c = dist.saturating_add(extra);
+                    let e = best.entry(i).or_insert(c);
+                    *e = (*e).min(c);
+                }
+            }
+            // Stop once k targets are known and no unsettled one can be nearer than the k-th.
+            if best.len() >= k {
+                let mut costs: Vec<Weight> = best.values().copied().collect();
+                costs.sort_unstable();
+                return costs[k - 1] <= dist;
+            }
+            false
+        });
+        self.dijkstras.lock().unwrap().push(d);
+        let mut out: Vec<(usize, Weight)> = best.into_iter().filter(|&(_, c)| c <= max).collect();
+        out.sort_by_key(|&(i, c)| (c, i));
+        out.truncate(k);
+        out
+    }
+
+    /// Bytes held by the graph, hierarchy, index and the current metrics.
+    pub fn memory_bytes(&self) -> usize {
+        let g = &self.graph;
+        let graph = 4
+            * (g.node_lon.len() * 4
+                + g.edge_tail.len() * 8
+                + g.geom_lon.len() * 2
+                + g.way_osm_id.len() * 6)
+            + g.string_bytes.len()
+            + g.arc_attrs.len() * 2;
+        let st = self.state.read().unwrap();
+        let metrics: usize = st.base.iter().map(|m| m.memory_bytes()).sum::<usize>()
+            + st.cache.values().map(|m| m.memory_bytes()).sum::<usize>();
+        graph
+            + self.cch.memory_bytes()
+            + self.snap_index.memory_bytes()
+            + metrics
+            + self.adjacency.arc.len() * 8
+    }
+}
+
+fn active_ids(st: &State, departure: Option<i64>) -> Vec<String> {
+    st.avoidances
+        .values()
+        .filter(|a| match departure {
+            Some(t) => a.schedule.is_active(t),
+            None => a.schedule == crate::avoid::Schedule::Always,
+        })
+        .map(|a| a.id.clone())
+        .collect()
+}
+
+/// The model weight of an arc with its permanent change applied.
+fn changed_weight(
+    g: &CityGraph,
+    model: &WeightingModel,
+    kind: MetricKind,
+    arc: ArcId,
+    change: Option<&ArcChange>,
+) -> Weight {
+    let w = model.arc_weight(g, arc, kind);
+    match change {
+        _ if !kind.is_cycling() => w,
+        Some(ArcChange::Closed) => INF_WEIGHT,
+        Some(ArcChange::Factor(f)) if w < INF_WEIGHT => {
+            ((w as f64 * f).round() as Weight).clamp(1, INF_WEIGHT - 1)
+        }
+        _ => w,
+    }
+}
+
+fn customize_all(
+    g: &CityGraph,
+    cch: &Cch,
+    model: &WeightingModel,
+    changes: &HashMap<ArcId, ArcChange>,
+) -> Vec<Arc<CustomizedMetric>> {
+    use rayon::prelude::*;
+    MetricKind::ALL
+        .par_iter()
+        .map(|&kind| {
+            let weights: Vec<Weight> = (0..g.arc_count() as ArcId)
+                .map(|a| changed_weight(g, model, kind, a, changes.get(&a)))
+                .collect();
+            Arc::new(cch.customize(&weights))
+        })
+        .collect()
+}

@@ -1,0 +1,164 @@
+//! Randomized differential tests of the hierarchy against a plain Dijkstra, seeds logged so a
+//! failure reproduces: `QW_SEED=<seed> cargo test -p quietway-engine differential`.
+
+use crate::cch::{Cch, INF_WEIGHT};
+use crate::order::order_for;
+use crate::query::CchQuery;
+use crate::testing::{Rng, random_graph, reference_dijkstra};
+
+fn seeds() -> Vec<u64> {
+    match std::env::var("QW_SEED") {
+        Ok(s) => vec![s.parse().expect("QW_SEED is a number")],
+        Err(_) => {
+            let base = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64;
+            (0..12).map(|i| base.wrapping_add(i * 7919)).collect()
+        }
+    }
+}
+
+#[test]
+fn differential_random_graphs_queries_and_paths() {
+    for seed in seeds() {
+        eprintln!("differential seed {seed}");
+        let mut rng = Rng(seed);
+        let n = 50 + rng.below(400) as usize;
+        let g = random_graph(&mut rng, n);
+        let mut pairs: Vec<(u32, u32)> = g
+            .tails
+            .iter()
+            .zip(&g.heads)
+            .filter(|(t, h)| t != h)
+            .map(|(&t, &h)| (t.min(h), t.max(h)))
+            .collect();
+        let order = order_for(n, &mut pairs, &g.coords);
+        let cch = Cch::new(n, &g.tails, &g.heads, &order);
+        let metric = cch.customize(&g.weights);
+        cch.check(Some(&metric))
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let mut q = CchQuery::new(&cch);
+        for _ in 0..40 {
+            let (s, t) = (rng.below(n as u64) as u32, rng.below(n as u64) as u32);
+            let reference = reference_dijkstra(n, &g.tails, &g.heads, &g.weights, &[(s, 0)]);
+            q.reset()
+                .add_source(s, 0, &cch)
+                .add_target(t, 0, &cch)
+                .run(&cch, &metric);
+            assert_eq!(
+                q.distance(),
+                reference[t as usize],
+                "seed {seed}: {s} → {t}"
+            );
+            if q.distance() < INF_WEIGHT {
+                let path = q.arc_path(&cch, &metric);
+                let mut at = s;
+                let mut total = 0u32;
+                for &a in &path {
+                    let e = (a / 2) as usize;
+                    let (from, to) = if a % 2 == 0 {
+                        (g.tails[e], g.heads[e])
+                    } else {
+                        (g.heads[e], g.tails[e])
+                    };
+                    assert_eq!(from, at, "seed {seed}: path is not contiguous");
+                    at = to;
+                    total += g.weights[a as usize];
+                }
+                assert_eq!(at, t, "seed {seed}: path ends elsewhere");
+                assert_eq!(
+                    total,
+                    q.distance(),
+                    "seed {seed}: path weight differs from distance"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn differential_multi_seed_queries() {
+    for seed in seeds() {
+        let mut rng = Rng(seed ^ 0xabc);
+        let n = 100 + rng.below(200) as usize;
+        let g = random_graph(&mut rng, n);
+        let mut pairs: Vec<(u32, u32)> = g
+            .tails
+            .iter()
+            .zip(&g.heads)
+            .filter(|(t, h)| t != h)
+            .map(|(&t, &h)| (t.min(h), t.max(h)))
+            .collect();
+        let order = order_for(n, &mut pairs, &g.coords);
+        let cch = Cch::new(n, &g.tails, &g.heads, &order);
+        let metric = cch.customize(&g.weights);
+        let mut q = CchQuery::new(&cch);
+        for _ in 0..30 {
+            let sources: Vec<(u32, u32)> = (0..2)
+                .map(|_| (rng.below(n as u64) as u32, rng.below(50) as u32))
+                .collect();
+            let targets: Vec<(u32, u32)> = (0..2)
+                .map(|_| (rng.below(n as u64) as u32, rng.below(50) as u32))
+                .collect();
+            let dist = reference_dijkstra(n, &g.tails, &g.heads, &g.weights, &sources);
+            let want = targets
+                .iter()
+                .map(|&(t, d)| dist[t as usize].saturating_add(d).min(INF_WEIGHT))
+                .min()
+                .unwrap();
+            q.reset();
+            for &(s, d) in &sources {
+                q.add_source(s, d, &cch);
+            }
+            for &(t, d) in &targets {
+                q.add_target(t, d, &cch);
+            }
+            q.run(&cch, &metric);
+            assert_eq!(q.distance(), want, "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn partial_customization_equals_full_customization() {
+    for seed in seeds() {
+        eprintln!("partial customization seed {seed}");
+        let mut rng = Rng(seed ^ 0x5eed);
+        let n = 100 + rng.below(300) as usize;
+        let g = random_graph(&mut rng, n);
+        let mut pairs: Vec<(u32, u32)> = g
+            .tails
+            .iter()
+            .zip(&g.heads)
+            .filter(|(t, h)| t != h)
+            .map(|(&t, &h)| (t.min(h), t.max(h)))
+            .collect();
+        let order = order_for(n, &mut pairs, &g.coords);
+        let cch = Cch::new(n, &g.tails, &g.heads, &order);
+        let inputs_of = cch.inputs_by_arc();
+        let mut metric = cch.customize(&g.weights);
+        let mut weights = g.weights.clone();
+        for round in 0..5 {
+            let changes: Vec<(u32, u32)> = (0..1 + rng.below(20))
+                .map(|_| {
+                    let a = rng.below(weights.len() as u64) as u32;
+                    let w = if rng.below(3) == 0 {
+                        INF_WEIGHT
+                    } else {
+                        1 + rng.below(2000) as u32
+                    };
+                    (a, w)
+                })
+                .collect();
+            for &(a, w) in &changes {
+                weights[a as usize] = w;
+            }
+            cch.update(&mut metric, &changes, &inputs_of);
+            let full = cch.customize(&weights);
+            assert_eq!(metric.fw, full.fw, "seed {seed} round {round}");
+            assert_eq!(metric.bw, full.bw, "seed {seed} round {round}");
+            cch.check(Some(&metric)).unwrap();
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! Point-to-point queries on a customized CCH by elimination-tree search: both sides walk up the
+//! elimination tree from their seeds in rank order, relaxing upward arcs, with no priority queue.
+//! Each thread owns a [`CchQuery`] whose arrays are reset lazily (only what the last query touched).
+//!
+//! ```ignore
+//! let mut q = CchQuery::new(&cch);
+//! q.reset().add_source(s, 0).add_target(t, 0).run(&cch, &metric);
+//! let d = q.distance();
+//! let path = q.arc_path(&cch, &metric);
+//! ```
+
+use crate::cch::{Cch, CustomizedMetric, INF_WEIGHT, Weight, add};
+use crate::graph::{ArcId, NodeId};
+
+pub struct CchQuery {
+    df: Vec<Weight>,
+    db: Vec<Weight>,
+    /// CCH arc by which df/db was last improved (`u32::MAX` at seeds).
+    pf: Vec<u32>,
+    pb: Vec<u32>,
+    touched: Vec<u32>,
+    sources: Vec<(u32, Weight)>,
+    targets: Vec<(u32, Weight)>,
+    fwd_path: Vec<u32>,
+    bwd_path: Vec<u32>,
+    best: Weight,
+    meeting: u32,
+    in_f: Vec<bool>,
+    in_b: Vec<bool>,
+}
+
+impl CchQuery {
+    pub fn new(cch: &Cch) -> CchQuery {
+        let n = cch.node_count();
+        CchQuery {
+            df: vec![INF_WEIGHT; n],
+            db: vec![INF_WEIGHT; n],
+            pf: vec![u32::MAX; n],
+            pb: vec![u32::MAX; n],
+            touched: Vec::with_capacity(1024),
+            sources: Vec::new(),
+            targets: Vec::new(),
+            fwd_path: Vec::with_capacity(1024),
+            bwd_path: Vec::with_capacity(1024),
+            best: INF_WEIGHT,
+            meeting: u32::MAX,
+            in_f: vec![false; n],
+            in_b: vec![false; n],
+        }
+    }
+
+    /// Forgets the previous query: O(nodes it touched).
+    pub fn reset(&mut self) -> &mut Self {
+        for &r in &self.touched {
+            let r = r as usize;
+            self.df[r] = INF_WEIGHT;
+            self.db[r] = INF_WEIGHT;
+            self.pf[r] = u32::MAX;
+            self.pb[r] = u32::MAX;
+            self.in_f[r] = false;
+            self.in_b[r] = false;
+        }
+        self.touched.clear();
+        self.sources.clear();
+        self.targets.clear();
+        self.best = INF_WEIGHT;
+        self.meeting = u32::MAX;
+        self
+    }
+
+    /// A source node (graph node id) with an initial distance (e.g. the rest of a snapped arc).
+    pub fn add_source(&mut self, node: NodeId, dist: Weight, cch: &Cch) -> &mut Self {
+        self.sources.push((cch.rank[node as usize], dist));
+        self
+    }
+    pub fn add_target(&mut self, node: NodeId, dist: Weight, cch: &Cch) -> &mut Self {
+        self.targets.push((cch.rank[node as usize], dist));
+        self
+    }
+
+    /// Collects the union of the seeds' elimination-tree paths, ascending.
+    fn collect_path(
+        cch: &Cch,
+        seeds: &[(u32, Weight)],
+        mark: &mut [bool],
+        touched: &mut Vec<u32>,
+        out: &mut Vec<u32>,
+    ) {
+        out.clear();
+        for &(s, _) in seeds {
+            let mut x = s;
+            while x != u32::MAX && !mark[x as usize] {
+                mark[x as usize] = true;
+                touched.push(x);
+                out.push(x);
+                x = cch.etree_parent[x as usize];
+            }
+        }
+        if seeds.len() > 1 {
+            out.sort_unstable();
+        }
+    }
+
+    // Arc ids index several parallel arrays (heads, weights, predecessors).
+    #[allow(clippy::needless_range_loop)]
+    pub fn run(&mut self, cch: &Cch, metric: &CustomizedMetric) -> &mut Self {
+        let mut fwd = std::mem::take(&mut self.fwd_path);
+        let mut bwd = std::mem::take(&mut self.bwd_path);
+        Self::collect_path(
+            cch,
+            &self.sources,
+            &mut self.in_f,
+            &mut self.touched,
+            &mut fwd,
+        );
+        Self::collect_path(
+            cch,
+            &self.targets,
+            &mut self.in_b,
+            &mut self.touched,
+            &mut bwd,
+        );
+        for &(s, d) in &self.sources {
+            if d < self.df[s as usize] {
+                self.df[s as usize] = d;
+            }
+        }
+        for &(t, d) in &self.targets {
+            if d < self.db[t as usize] {
+                self.db[t as usize] = d;
+            }
+        }
+        // Merge the two ascending paths; relax each node's upward arcs on the sides it belongs to.
+        let (mut i, mut j) = (0, 0);
+        let (up_first, up_head) = (&cch.up_first, &cch.up_head);
+        while i < fwd.len() || j < bwd.len() {
+            let x = match (fwd.get(i), bwd.get(j)) {
+                (Some(&a), Some(&b)) => a.min(b),
+                (Some(&a), None) => a,
+                (None, Some(&b)) => b,
+                (None, None) => unreachable!(),
+            };
+            let on_f = fwd.get(i) == Some(&x);
+            let on_b = bwd.get(j) == Some(&x);
+            if on_f {
+                i += 1;
+            }
+            if on_b {
+                j += 1;
+            }
+            let xu = x as usize;
+            if on_f && on_b {
+                let d = add(self.df[xu], self.db[xu]);
+                if d < self.best {
+                    self.best = d;
+                    self.meeting = x;
+                }
+            }
+            let (s, e) = (up_first[xu] as usize, up_first[xu + 1] as usize);
+            if on_f {
+                let dx = self.df[xu];
+                if dx < self.best {
+                    for a in s..e {
+                        let y = up_head[a] as usize;
+                        let d = dx.saturating_add(metric.fw[a]);
+                        if d < self.df[y] {
+                            self.df[y] = d;
+                            self.pf[y] = a as u32;
+                        }
+                    }
+                }
+            }
+            if on_b {
+                let dx = self.db[xu];
+                if dx < self.best {
+                    for a in s..e {
+                        let y = up_head[a] as usize;
+                        let d = dx.saturating_add(metric.bw[a]);
+                        if d < self.db[y] {
+                            self.db[y] = d;
+                            self.pb[y] = a as u32;
+                        }
+                    }
+                }
+            }
+        }
+        self.fwd_path = fwd;
+        self.bwd_path = bwd;
+        self
+    }
+
+    /// Shortest distance, `INF_WEIGHT` when unreachable.
+    pub fn distance(&self) -> Weight {
+        self.best
+    }
+
+    /// The source seed the path starts at and the target seed it ends at (graph node ids).
+    pub fn endpoints(&self, cch: &Cch) -> Option<(NodeId, NodeId)> {
+        if self.best >= INF_WEIGHT {
+            return None;
+        }
+        let mut x = self.meeting;
+        while self.pf[x as usize] != u32::MAX {
+            x = cch.arc_tail[self.pf[x as usize] as usize];
+        }
+        let mut y = self.meeting;
+        while self.pb[y as usize] != u32::MAX {
+            y = cch.arc_tail[self.pb[y as usize] as usize];
+        }
+        Some((cch.order[x as usize], cch.order[y as usize]))
+    }
+
+    /// The shortest path as input arcs, in travel order (empty when source and target coincide).
+    pub fn arc_path(&self, cch: &Cch, metric: &CustomizedMetric) -> Vec<ArcId> {
+        let mut out = Vec::new();
+        if self.best >= INF_WEIGHT {
+            return out;
+        }
+        // Forward half: from the meeting node down to the source, then unpack in travel order.
+        let mut up_arcs = Vec::new();
+        let mut x = self.meeting;
+        while self.pf[x as usize] != u32::MAX {
+            let a = self.pf[x as usize];
+            up_arcs.push(a);
+            x = cch.arc_tail[a as usize];
+        }
+        for &a in up_arcs.iter().rev() {
+            cch.unpack(metric, a, true, &mut out);
+        }
+        let mut y = self.meeting;
+        while self.pb[y as usize] != u32::MAX {
+            let a = self.pb[y as usize];
+            cch.unpack(metric, a, false, &mut out);
+            y = cch.arc_tail[a as usize];
+        }
+        out
+    }
+}

@@ -1,0 +1,86 @@
+// `quietway build-graph`: runs the Rust pipeline (`quietway-build-graph`) with the server's
+// configuration filled in, or, with `--defaults`, builds every city that has extracts.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Config, PROJECT_ROOT } from '../config.js';
+
+export const PIPELINE_BIN = path.join(PROJECT_ROOT, 'target', 'release', 'quietway-build-graph');
+
+const USAGE = `Usage:
+  quietway build-graph --city <id> --osm <file>... [--dem <file>...] [--out <dir>]
+  quietway build-graph --defaults [--missing-only]
+
+--defaults builds every city with extracts in <data>/osm/<city>/ (or <data>/osm/<city>.osm.pbf);
+where <data>/osm/ holds none, the sample extracts in the shared data folder are used.`;
+
+interface CityListing {
+  name: string;
+  sample_extracts: string[];
+}
+
+function runPipeline(args: string[]): number {
+  if (!fs.existsSync(PIPELINE_BIN)) {
+    console.error(`quietway: the graph pipeline is not built (${PIPELINE_BIN}); run \`npm run build:native\``);
+    return 1;
+  }
+  const res = spawnSync(PIPELINE_BIN, args, { stdio: 'inherit' });
+  return res.status ?? 1;
+}
+
+function listCities(): Record<string, CityListing> {
+  const res = spawnSync(PIPELINE_BIN, ['--list-cities'], { encoding: 'utf8' });
+  if (res.status !== 0) throw new Error(`cannot list cities: ${res.stderr}`);
+  return JSON.parse(res.stdout) as Record<string, CityListing>;
+}
+
+const OSM_FILE = /\.(osm\.pbf|pbf|osm|osm\.bz2)$/;
+
+/** Extracts a self-hoster dropped into <data>/osm for a city. */
+function ownExtracts(osmDir: string, city: string): string[] {
+  const folder = path.join(osmDir, city);
+  if (fs.existsSync(folder) && fs.statSync(folder).isDirectory()) {
+    return fs
+      .readdirSync(folder)
+      .filter((f) => OSM_FILE.test(f))
+      .map((f) => path.join(folder, f))
+      .sort();
+  }
+  if (!fs.existsSync(osmDir)) return [];
+  return fs
+    .readdirSync(osmDir)
+    .filter((f) => OSM_FILE.test(f) && f.startsWith(`${city}.`))
+    .map((f) => path.join(osmDir, f));
+}
+
+export function buildGraphCommand(config: Config, argv: string[]): number {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
+  const common = ['--out', config.graphDir, '--shared-data', config.sharedDataDir];
+  if (!argv.includes('--defaults')) {
+    if (argv.length === 0) {
+      console.error(USAGE);
+      return 2;
+    }
+    const extra = argv.includes('--out') ? ['--shared-data', config.sharedDataDir] : common;
+    return runPipeline([...argv, ...extra]);
+  }
+  const missingOnly = argv.includes('--missing-only');
+  const cities = listCities();
+  const anyOwn = Object.keys(cities).some((c) => ownExtracts(config.osmDir, c).length > 0);
+  let failures = 0;
+  for (const [id, city] of Object.entries(cities)) {
+    const files = anyOwn
+      ? ownExtracts(config.osmDir, id)
+      : city.sample_extracts.map((f) => path.join(config.sharedDataDir, f)).filter((f) => fs.existsSync(f));
+    if (files.length === 0) continue;
+    if (missingOnly && fs.existsSync(path.join(config.graphDir, `${id}.qwg`))) {
+      console.log(`${city.name}: graph present, skipped`);
+      continue;
+    }
+    if (runPipeline(['--city', id, '--osm', ...files, ...common]) !== 0) failures += 1;
+  }
+  return failures === 0 ? 0 : 1;
+}
