@@ -105,7 +105,6 @@ pub fn random_graph(rng: &mut Rng, n: usize) -> RandomGraph {
         }
     }
     RandomGraph {
-        n,
         tails,
         heads,
         coords,
