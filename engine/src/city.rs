@@ -91,6 +91,10 @@ pub struct City {
     inputs_of: Vec<Vec<u32>>,
     pub adjacency: Adjacency,
     pub snap_index: SnapIndex,
+    /// Per edge and profile (cycling, walking): whether it lies in a large strongly connected part of
+    /// the network. Waypoints snap to those first, so a point beside a cut-off fragment (a one-way
+    /// trap at the extract's edge, a courtyard path) still gets a route.
+    well_connected: [Vec<bool>; 2],
     state: RwLock<State>,
     queries: Mutex<Vec<CchQuery>>,
     dijkstras: Mutex<Vec<Dijkstra>>,
@@ -127,6 +131,12 @@ impl City {
         let inputs_of = cch.inputs_by_arc();
         let adjacency = Adjacency::new(graph.node_count(), &graph.edge_tail, &graph.edge_head);
         let snap_index = SnapIndex::new(&graph);
+        let well_connected = [
+            well_connected_edges(&graph, &adjacency, |a| {
+                graph.arc_attrs[a as usize].bike() != crate::graph::BikeAccess::No
+            }),
+            well_connected_edges(&graph, &adjacency, |a| graph.arc_attrs[a as usize].foot()),
+        ];
         let arc_changes = HashMap::new();
         let base = customize_all(&graph, &cch, &model, &arc_changes);
         Ok(City {
@@ -136,6 +146,7 @@ impl City {
             inputs_of,
             adjacency,
             snap_index,
+            well_connected,
             state: RwLock::new(State {
                 model,
                 base,
@@ -309,23 +320,31 @@ impl City {
         &self,
         lon: f64,
         lat: f64,
+        kind: MetricKind,
         metric: &CustomizedMetric,
         bearing: Option<f64>,
     ) -> Option<Snap> {
         let w = &metric.input_weights;
-        self.snap_index.snap(
-            &self.graph,
-            lon,
-            lat,
-            MAX_SNAP_M,
-            bearing.map(|b| (b, BEARING_TOLERANCE_DEG, BEARING_RADIUS_M)),
-            |e| {
-                (
-                    w[2 * e as usize] < INF_WEIGHT,
-                    w[2 * e as usize + 1] < INF_WEIGHT,
-                )
-            },
-        )
+        let connected = &self.well_connected[usize::from(kind == MetricKind::Walking)];
+        let bearing = bearing.map(|b| (b, BEARING_TOLERANCE_DEG, BEARING_RADIUS_M));
+        let usable = |e: u32| {
+            (
+                w[2 * e as usize] < INF_WEIGHT,
+                w[2 * e as usize + 1] < INF_WEIGHT,
+            )
+        };
+        self.snap_index
+            .snap(&self.graph, lon, lat, MAX_SNAP_M, bearing, |e| {
+                if connected[e as usize] {
+                    usable(e)
+                } else {
+                    (false, false)
+                }
+            })
+            .or_else(|| {
+                self.snap_index
+                    .snap(&self.graph, lon, lat, MAX_SNAP_M, bearing, usable)
+            })
     }
 
     fn with_query<T>(&self, f: impl FnOnce(&mut CchQuery) -> T) -> T {
@@ -373,7 +392,7 @@ impl City {
             } else {
                 None
             };
-            match self.snap(p[0], p[1], &metric, bearing) {
+            match self.snap(p[0], p[1], kind, &metric, bearing) {
                 Some(s) => snaps.push(s),
                 None => return Ok(None),
             }
@@ -509,13 +528,13 @@ impl City {
     ) -> Vec<(usize, Weight)> {
         let metric = self.metric(kind, departure);
         let w = &metric.input_weights;
-        let Some(src) = self.snap(from[0], from[1], &metric, None) else {
+        let Some(src) = self.snap(from[0], from[1], kind, &metric, None) else {
             return vec![];
         };
         // Each target is reached at its edge's tail or head, then along the edge.
         let mut at_node: HashMap<NodeId, Vec<(usize, Weight)>> = HashMap::new();
         for (i, t) in targets.iter().enumerate() {
-            let Some(s) = self.snap(t[0], t[1], &metric, None) else {
+            let Some(s) = self.snap(t[0], t[1], kind, &metric, None) else {
                 continue;
             };
             let e = s.edge as usize;
@@ -596,6 +615,27 @@ impl City {
             + metrics
             + self.adjacency.arc.len() * 8
     }
+}
+
+/// Edges whose both ends lie in one strongly connected component of at least a tenth of the largest
+/// (and at least 20 nodes) for a profile.
+fn well_connected_edges(
+    g: &CityGraph,
+    adj: &Adjacency,
+    usable: impl Fn(ArcId) -> bool,
+) -> Vec<bool> {
+    let (comp, sizes) = crate::dijkstra::strongly_connected(adj, usable);
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let big = |v: NodeId| {
+        let s = sizes[comp[v as usize] as usize];
+        s >= 20 && s * 10 >= largest
+    };
+    (0..g.edge_count())
+        .map(|e| {
+            let (t, h) = (g.edge_tail[e], g.edge_head[e]);
+            comp[t as usize] == comp[h as usize] && big(t)
+        })
+        .collect()
 }
 
 fn active_ids(st: &State, departure: Option<i64>) -> Vec<String> {

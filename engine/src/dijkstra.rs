@@ -119,3 +119,69 @@ impl Dijkstra {
         }
     }
 }
+
+/// Strongly connected components of the arcs `usable` allows (Tarjan, iterative). Returns the
+/// component id of every node and each component's size.
+pub fn strongly_connected(adj: &Adjacency, usable: impl Fn(ArcId) -> bool) -> (Vec<u32>, Vec<u32>) {
+    let n = adj.first_out.len() - 1;
+    let mut index = vec![u32::MAX; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut comp = vec![u32::MAX; n];
+    let mut sizes = Vec::new();
+    let mut stack: Vec<u32> = Vec::new();
+    let mut call: Vec<(u32, u32)> = Vec::new(); // (node, next adjacency position)
+    let mut next_index = 0u32;
+    for root in 0..n as u32 {
+        if index[root as usize] != u32::MAX {
+            continue;
+        }
+        call.push((root, adj.first_out[root as usize]));
+        index[root as usize] = next_index;
+        low[root as usize] = next_index;
+        next_index += 1;
+        stack.push(root);
+        on_stack[root as usize] = true;
+        while let Some(&mut (v, ref mut pos)) = call.last_mut() {
+            let end = adj.first_out[v as usize + 1];
+            if *pos < end {
+                let i = *pos as usize;
+                *pos += 1;
+                if !usable(adj.arc[i]) {
+                    continue;
+                }
+                let w = adj.head[i];
+                if index[w as usize] == u32::MAX {
+                    index[w as usize] = next_index;
+                    low[w as usize] = next_index;
+                    next_index += 1;
+                    stack.push(w);
+                    on_stack[w as usize] = true;
+                    call.push((w, adj.first_out[w as usize]));
+                } else if on_stack[w as usize] {
+                    low[v as usize] = low[v as usize].min(index[w as usize]);
+                }
+            } else {
+                call.pop();
+                if let Some(&(parent, _)) = call.last() {
+                    low[parent as usize] = low[parent as usize].min(low[v as usize]);
+                }
+                if low[v as usize] == index[v as usize] {
+                    let id = sizes.len() as u32;
+                    let mut size = 0;
+                    loop {
+                        let w = stack.pop().unwrap();
+                        on_stack[w as usize] = false;
+                        comp[w as usize] = id;
+                        size += 1;
+                        if w == v {
+                            break;
+                        }
+                    }
+                    sizes.push(size);
+                }
+            }
+        }
+    }
+    (comp, sizes)
+}
