@@ -38,12 +38,67 @@ pub struct Cch {
     pub input_upward: Vec<bool>,
     /// CCH arc → lower endpoint (rank), for partial customization.
     pub arc_tail: Vec<u32>,
+    /// Elimination tree: subtree sizes and children (CSR), for parallel customization.
+    pub subtree_size: Vec<u32>,
+    child_first: Vec<u32>,
+    child: Vec<u32>,
 }
 
 impl Cch {
     /// Builds the topology. `tails`/`heads` are the input graph's edges (one per undirected edge);
-    /// input arc `2e` runs tail→head, `2e+1` head→tail.
+    /// input arc `2e` runs tail→head, `2e+1` head→tail. The order is first renumbered to a postorder
+    /// of its elimination tree (same fill-in), so every subtree is a contiguous range of ranks and
+    /// subtrees can be customized in parallel.
     pub fn new(node_count: usize, tails: &[NodeId], heads: &[NodeId], order: &[NodeId]) -> Cch {
+        let first = Cch::build(node_count, tails, heads, order);
+        let n = node_count;
+        let children = first.children();
+        let mut post = Vec::with_capacity(n);
+        let mut stack: Vec<(u32, bool)> = Vec::new();
+        for root in (0..n as u32).filter(|&x| first.etree_parent[x as usize] == u32::MAX) {
+            stack.push((root, false));
+            while let Some((x, expanded)) = stack.pop() {
+                if expanded {
+                    post.push(first.order[x as usize]);
+                } else {
+                    stack.push((x, true));
+                    for &c in children.1
+                        [children.0[x as usize] as usize..children.0[x as usize + 1] as usize]
+                        .iter()
+                        .rev()
+                    {
+                        stack.push((c, false));
+                    }
+                }
+            }
+        }
+        Cch::build(node_count, tails, heads, &post)
+    }
+
+    /// Elimination-tree children (CSR): (first, child ranks).
+    fn children(&self) -> (Vec<u32>, Vec<u32>) {
+        let n = self.node_count();
+        let mut first = vec![0u32; n + 1];
+        for &p in &self.etree_parent {
+            if p != u32::MAX {
+                first[p as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            first[i + 1] += first[i];
+        }
+        let mut fill = first.clone();
+        let mut kids = vec![0u32; first[n] as usize];
+        for (x, &p) in self.etree_parent.iter().enumerate() {
+            if p != u32::MAX {
+                kids[fill[p as usize] as usize] = x as u32;
+                fill[p as usize] += 1;
+            }
+        }
+        (first, kids)
+    }
+
+    fn build(node_count: usize, tails: &[NodeId], heads: &[NodeId], order: &[NodeId]) -> Cch {
         let n = node_count;
         assert_eq!(order.len(), n, "order must be a permutation of the nodes");
         let mut rank = vec![0u32; n];
@@ -143,7 +198,14 @@ impl Cch {
             input_upward[2 * e] = a < b;
             input_upward[2 * e + 1] = b < a;
         }
-        Cch {
+        let mut subtree_size = vec![1u32; n];
+        for x in 0..n {
+            let p = etree_parent[x];
+            if p != u32::MAX {
+                subtree_size[p as usize] += subtree_size[x];
+            }
+        }
+        let mut cch = Cch {
             order: order.to_vec(),
             rank,
             up_first,
@@ -155,7 +217,14 @@ impl Cch {
             input_cch_arc,
             input_upward,
             arc_tail,
-        }
+            subtree_size,
+            child_first: vec![],
+            child: vec![],
+        };
+        let (cf, c) = cch.children();
+        cch.child_first = cf;
+        cch.child = c;
+        cch
     }
 
     pub fn node_count(&self) -> usize {
@@ -214,6 +283,7 @@ impl Cch {
     }
 
     /// Basic customization: input weights (one per input arc, INF = impassable) → shortcut weights.
+    /// Independent elimination subtrees are customized in parallel.
     pub fn customize(&self, input_weights: &[Weight]) -> CustomizedMetric {
         let m = self.arc_count();
         let mut metric = CustomizedMetric {
@@ -226,36 +296,104 @@ impl Cch {
         for (i, &w) in input_weights.iter().enumerate() {
             self.seed(i, w, &mut metric);
         }
-        // Arcs in order of their lower endpoint: all lower triangles are final when an arc is reached.
-        for a in 0..m {
-            self.relax_triangles(a, &mut metric);
-        }
+        let raw = RawMetric {
+            fw: metric.fw.as_mut_ptr(),
+            bw: metric.bw.as_mut_ptr(),
+            fw_via: metric.fw_via.as_mut_ptr(),
+            bw_via: metric.bw_via.as_mut_ptr(),
+        };
+        let roots: Vec<u32> = (0..self.node_count() as u32)
+            .filter(|&x| self.etree_parent[x as usize] == u32::MAX)
+            .collect();
+        rayon::scope(|s| {
+            for &r in &roots {
+                let raw = &raw;
+                s.spawn(move |_| self.customize_subtree(r, raw));
+            }
+        });
         metric
+    }
+
+    /// Customizes the subtree below and including `root`: children's subtrees first (in parallel when
+    /// large), then the chain up to `root`. Subtrees are disjoint rank ranges, hence disjoint arc ranges.
+    fn customize_subtree(&self, root: u32, raw: &RawMetric) {
+        const PARALLEL_NODES: u32 = 2048;
+        let lo = root + 1 - self.subtree_size[root as usize];
+        if self.subtree_size[root as usize] < PARALLEL_NODES {
+            self.relax_ranks(lo, root, raw);
+            return;
+        }
+        let mut x = root;
+        loop {
+            let kids = &self.child
+                [self.child_first[x as usize] as usize..self.child_first[x as usize + 1] as usize];
+            if kids.len() == 1 {
+                x = kids[0];
+                continue;
+            }
+            rayon::scope(|s| {
+                for &c in kids {
+                    s.spawn(move |_| self.customize_subtree(c, raw));
+                }
+            });
+            break;
+        }
+        self.relax_ranks(x, root, raw);
+    }
+
+    /// Relaxes the lower triangles of every arc whose lower endpoint lies in `lo..=hi`, in order.
+    fn relax_ranks(&self, lo: u32, hi: u32, raw: &RawMetric) {
+        let (a0, a1) = (
+            self.up_first[lo as usize] as usize,
+            self.up_first[hi as usize + 1] as usize,
+        );
+        for a in a0..a1 {
+            // SAFETY: tasks own disjoint rank ranges; every arc this touches (the arc and its lower
+            // triangles' arcs) has its lower endpoint in this task's subtree, so no two threads write
+            // or read-while-writing the same element.
+            unsafe { self.relax_raw(a, raw) };
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn relax_raw(&self, a: usize, m: &RawMetric) {
+        let (s, e) = (self.tri_first[a] as usize, self.tri_first[a + 1] as usize);
+        unsafe {
+            let (mut fw, mut bw) = (*m.fw.add(a), *m.bw.add(a));
+            let (mut fv, mut bv) = (*m.fw_via.add(a), *m.bw_via.add(a));
+            for t in s..e {
+                let (xy, xz) = (
+                    *self.tri_xy.get_unchecked(t) as usize,
+                    *self.tri_xz.get_unchecked(t) as usize,
+                );
+                let f = (*m.bw.add(xy)).saturating_add(*m.fw.add(xz));
+                if f < fw {
+                    fw = f;
+                    fv = t as u32;
+                }
+                let b = (*m.bw.add(xz)).saturating_add(*m.fw.add(xy));
+                if b < bw {
+                    bw = b;
+                    bv = t as u32;
+                }
+            }
+            *m.fw.add(a) = fw.min(INF_WEIGHT);
+            *m.bw.add(a) = bw.min(INF_WEIGHT);
+            *m.fw_via.add(a) = fv;
+            *m.bw_via.add(a) = bv;
+        }
     }
 
     #[inline(always)]
     fn relax_triangles(&self, a: usize, metric: &mut CustomizedMetric) {
-        let (s, e) = (self.tri_first[a] as usize, self.tri_first[a + 1] as usize);
-        let (mut fw, mut bw) = (metric.fw[a], metric.bw[a]);
-        let (mut fv, mut bv) = (metric.fw_via[a], metric.bw_via[a]);
-        for t in s..e {
-            let (xy, xz) = (self.tri_xy[t] as usize, self.tri_xz[t] as usize);
-            // y → x → z and z → x → y.
-            let f = metric.bw[xy].saturating_add(metric.fw[xz]);
-            if f < fw {
-                fw = f;
-                fv = t as u32;
-            }
-            let b = metric.bw[xz].saturating_add(metric.fw[xy]);
-            if b < bw {
-                bw = b;
-                bv = t as u32;
-            }
-        }
-        metric.fw[a] = fw.min(INF_WEIGHT);
-        metric.bw[a] = bw.min(INF_WEIGHT);
-        metric.fw_via[a] = fv;
-        metric.bw_via[a] = bv;
+        let raw = RawMetric {
+            fw: metric.fw.as_mut_ptr(),
+            bw: metric.bw.as_mut_ptr(),
+            fw_via: metric.fw_via.as_mut_ptr(),
+            bw_via: metric.bw_via.as_mut_ptr(),
+        };
+        // SAFETY: exclusive access through `&mut metric`; indices come from the topology.
+        unsafe { self.relax_raw(a, &raw) };
     }
 
     /// Recomputes one CCH arc from its input arcs and lower triangles.
@@ -283,44 +421,48 @@ impl Cch {
     }
 
     /// Partial customization: applies new weights of a few input arcs and re-customizes only the
-    /// arcs whose value can change, in order of their lower endpoint.
+    /// arcs whose value can change. Every arc an arc affects has a larger id (its lower endpoint is
+    /// higher), so one ascending sweep over a dirty set is a valid processing order.
     pub fn update(
         &self,
         metric: &mut CustomizedMetric,
         changes: &[(ArcId, Weight)],
         inputs_of: &[Vec<u32>],
     ) {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        let mut heap: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
-        let mut queued = std::collections::HashSet::new();
+        let mut dirty = vec![0u64; self.arc_count().div_ceil(64)];
+        let mark = |d: &mut [u64], a: u32| d[a as usize >> 6] |= 1 << (a & 63);
+        let mut first = usize::MAX;
         for &(input, w) in changes {
             metric.input_weights[input as usize] = w;
             let a = self.input_cch_arc[input as usize];
-            if a != u32::MAX && queued.insert(a) {
-                heap.push(Reverse((self.arc_tail[a as usize], a)));
+            if a != u32::MAX {
+                mark(&mut dirty, a);
+                first = first.min(a as usize >> 6);
             }
         }
-        while let Some(Reverse((_, a))) = heap.pop() {
-            queued.remove(&a);
-            let (old_fw, old_bw) = (metric.fw[a as usize], metric.bw[a as usize]);
-            self.recompute(a as usize, metric, inputs_of);
-            if metric.fw[a as usize] == old_fw && metric.bw[a as usize] == old_bw {
-                continue;
-            }
-            // Arc (x, y) appears in the lower triangles of (y, z) and (z, y) for z ∈ up(x).
-            let x = self.arc_tail[a as usize];
-            let y = self.up_head[a as usize];
-            for i in self.up_first[x as usize]..self.up_first[x as usize + 1] {
-                let z = self.up_head[i as usize];
-                if z == y {
+        if first == usize::MAX {
+            return;
+        }
+        for word in first..dirty.len() {
+            while dirty[word] != 0 {
+                let bit = dirty[word].trailing_zeros();
+                dirty[word] &= dirty[word] - 1;
+                let a = (word << 6) as u32 | bit;
+                let (old_fw, old_bw) = (metric.fw[a as usize], metric.bw[a as usize]);
+                self.recompute(a as usize, metric, inputs_of);
+                if metric.fw[a as usize] == old_fw && metric.bw[a as usize] == old_bw {
                     continue;
                 }
-                let (lo, hi) = (y.min(z), y.max(z));
-                if let Some(b) = self.find_arc(lo, hi)
-                    && queued.insert(b)
-                {
-                    heap.push(Reverse((lo, b)));
+                // Arc (x, y) appears in the lower triangles of arc (min(y,z), max(y,z)) for z ∈ up(x).
+                let x = self.arc_tail[a as usize] as usize;
+                let y = self.up_head[a as usize];
+                for i in self.up_first[x]..self.up_first[x + 1] {
+                    let z = self.up_head[i as usize];
+                    if z != y
+                        && let Some(b) = self.find_arc(y.min(z), y.max(z))
+                    {
+                        mark(&mut dirty, b);
+                    }
                 }
             }
         }
@@ -369,6 +511,17 @@ impl Cch {
         Ok(())
     }
 }
+
+/// Raw views of a metric's arrays for the parallel customization.
+struct RawMetric {
+    fw: *mut Weight,
+    bw: *mut Weight,
+    fw_via: *mut u32,
+    bw_via: *mut u32,
+}
+// SAFETY: shared only inside `customize`, where tasks touch disjoint arc ranges.
+unsafe impl Sync for RawMetric {}
+unsafe impl Send for RawMetric {}
 
 pub const INPUT_BIT: u32 = 1 << 31;
 pub const NO_VIA: u32 = u32::MAX;

@@ -159,6 +159,11 @@ impl City {
         })
     }
 
+    /// Whether an edge lies in the large strongly connected network of a profile.
+    pub fn is_well_connected(&self, edge: u32, walking: bool) -> bool {
+        self.well_connected[usize::from(walking)][edge as usize]
+    }
+
     pub fn id(&self) -> &str {
         &self.graph.city.as_ref().unwrap().id
     }

@@ -38,6 +38,52 @@ pub fn order_for(n: usize, edges: &mut Vec<(u32, u32)>, coords: &[[f64; 2]]) -> 
     order
 }
 
+/// Nested-dissection order of a graph without coordinates (benchmark graphs in arc-list form):
+/// pseudo-coordinates from breadth-first distances to far-apart landmarks stand in for geography.
+pub fn order_without_coordinates(n: usize, edges: &mut Vec<(u32, u32)>) -> Vec<NodeId> {
+    edges.sort_unstable();
+    edges.dedup();
+    let cell = Cell::from_edges(n, edges, (0..n as u32).collect(), &vec![[0.0; 2]; n]);
+    let mut coords = vec![[0.0f64; 2]; n];
+    let mut dist = vec![u32::MAX; n];
+    let bfs = |from: u32, dist: &mut Vec<u32>| -> u32 {
+        let mut queue = std::collections::VecDeque::from([from]);
+        dist[from as usize] = 0;
+        let mut last = from;
+        while let Some(v) = queue.pop_front() {
+            last = v;
+            for &w in cell.neighbors(v) {
+                if dist[w as usize] == u32::MAX {
+                    dist[w as usize] = dist[v as usize] + 1;
+                    queue.push_back(w);
+                }
+            }
+        }
+        last
+    };
+    for comp in cell.components() {
+        let reset = |d: &mut Vec<u32>| comp.iter().for_each(|&v| d[v as usize] = u32::MAX);
+        let a = bfs(comp[0], &mut dist);
+        reset(&mut dist);
+        let b = bfs(a, &mut dist);
+        let da: Vec<u32> = comp.iter().map(|&v| dist[v as usize]).collect();
+        reset(&mut dist);
+        bfs(b, &mut dist);
+        let db: Vec<u32> = comp.iter().map(|&v| dist[v as usize]).collect();
+        // A third landmark far from both spans the second axis.
+        let c = comp[(0..comp.len())
+            .max_by_key(|&i| da[i].min(db[i]))
+            .unwrap_or(0)];
+        reset(&mut dist);
+        bfs(c, &mut dist);
+        for (i, &v) in comp.iter().enumerate() {
+            let (x, y, z) = (da[i] as f64, db[i] as f64, dist[v as usize] as f64);
+            coords[v as usize] = [x - y, z - (x + y) / 2.0];
+        }
+    }
+    order_for(n, edges, &coords)
+}
+
 const LEAF_SIZE: usize = 48;
 const PARALLEL_SIZE: usize = 4096;
 const BALANCE: f64 = 0.25;

@@ -174,10 +174,8 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         report.counts.relations += c.relations;
         report.counts.nodes += c.nodes;
     }
-    raw_ways.sort_unstable_by_key(|w| w.id);
-    raw_ways.dedup_by_key(|w| w.id);
-    relations.sort_unstable_by_key(|r| r.id);
-    relations.dedup_by_key(|r| r.id);
+    osm::newest(&mut raw_ways, |w| (w.id, w.version));
+    osm::newest(&mut relations, |r| (r.id, r.version));
 
     progress.phase("classifying ways", 0);
     let mut ways: Vec<KeptWay> = Vec::new();
@@ -248,8 +246,7 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         progress.phase(&format!("reading nodes of {}", file_name(path)), size);
         raw_nodes.extend(osm::read_nodes(path, &wanted, progress)?);
     }
-    raw_nodes.sort_unstable_by_key(|n| n.id);
-    raw_nodes.dedup_by_key(|n| n.id);
+    osm::newest(&mut raw_nodes, |n| (n.id, n.version));
     drop(wanted);
     let node_index: HashMap<i64, usize> = raw_nodes
         .iter()

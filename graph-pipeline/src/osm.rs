@@ -17,6 +17,8 @@ pub type Tags = Vec<(String, String)>;
 #[derive(Clone, Debug, Default)]
 pub struct RawWay {
     pub id: i64,
+    /// OSM version: merged extracts may hold an element twice; the newest wins.
+    pub version: i32,
     pub refs: Vec<i64>,
     pub tags: Tags,
 }
@@ -31,6 +33,7 @@ pub enum MemberKind {
 #[derive(Clone, Debug, Default)]
 pub struct RawRelation {
     pub id: i64,
+    pub version: i32,
     pub members: Vec<(MemberKind, i64, String)>,
     pub tags: Tags,
 }
@@ -38,6 +41,7 @@ pub struct RawRelation {
 #[derive(Clone, Debug, Default)]
 pub struct RawNode {
     pub id: i64,
+    pub version: i32,
     pub lon: i32,
     pub lat: i32,
     pub tags: Tags,
@@ -60,6 +64,17 @@ impl Counts {
         self.ways += o.ways;
         self.relations += o.relations;
     }
+}
+
+/// Sorts by id and keeps one element per id, the newest version (merged extracts of different dates
+/// hold some elements twice); the result does not depend on the order blobs were decoded in.
+pub fn newest<T>(items: &mut Vec<T>, key: impl Fn(&T) -> (i64, i32)) {
+    items.sort_unstable_by(|a, b| {
+        let (ia, va) = key(a);
+        let (ib, vb) = key(b);
+        ia.cmp(&ib).then(vb.cmp(&va))
+    });
+    items.dedup_by(|later, first| key(later).0 == key(first).0);
 }
 
 pub fn tag<'a>(tags: &'a Tags, key: &str) -> Option<&'a str> {
@@ -147,6 +162,7 @@ pub fn read_ways_and_relations(
                                 if is_candidate_way(&tags) {
                                     ways.push(RawWay {
                                         id: w.id(),
+                                        version: w.info().version().unwrap_or(0),
                                         refs: w.refs().collect(),
                                         tags,
                                     });
@@ -169,6 +185,7 @@ pub fn read_ways_and_relations(
                                         .collect();
                                     rels.push(RawRelation {
                                         id: r.id(),
+                                        version: r.info().version().unwrap_or(0),
                                         members,
                                         tags,
                                     });
@@ -187,10 +204,8 @@ pub fn read_ways_and_relations(
                 rels.extend(r);
                 counts.add(c);
             }
-            ways.sort_unstable_by_key(|w| w.id);
-            ways.dedup_by_key(|w| w.id);
-            rels.sort_unstable_by_key(|r| r.id);
-            rels.dedup_by_key(|r| r.id);
+            newest(&mut ways, |w| (w.id, w.version));
+            newest(&mut rels, |r| (r.id, r.version));
             Ok((ways, rels, counts))
         }
         _ => {
@@ -201,10 +216,8 @@ pub fn read_ways_and_relations(
                 XmlEntity::Relation(r) if is_candidate_relation(&r.tags) => rels.push(r),
                 _ => {}
             })?;
-            ways.sort_unstable_by_key(|w| w.id);
-            ways.dedup_by_key(|w| w.id);
-            rels.sort_unstable_by_key(|r| r.id);
-            rels.dedup_by_key(|r| r.id);
+            newest(&mut ways, |w| (w.id, w.version));
+            newest(&mut rels, |r| (r.id, r.version));
             Ok((ways, rels, counts))
         }
     }
@@ -236,30 +249,37 @@ pub fn read_nodes(
                         blob.decode().map_err(|e| pbf_error(path, e))?
                     {
                         block.for_each_element(|el| {
-                            let (id, lon, lat, tags) = match el {
+                            let (id, version, lon, lat, tags) = match el {
                                 Element::DenseNode(n) => {
                                     let Some(t) = keep(n.id(), &mut || owned_tags(n.tags())) else {
                                         return;
                                     };
-                                    (n.id(), n.decimicro_lon(), n.decimicro_lat(), t)
+                                    let version = n.info().map(|i| i.version()).unwrap_or(0);
+                                    (n.id(), version, n.decimicro_lon(), n.decimicro_lat(), t)
                                 }
                                 Element::Node(n) => {
                                     let Some(t) = keep(n.id(), &mut || owned_tags(n.tags())) else {
                                         return;
                                     };
-                                    (n.id(), n.decimicro_lon(), n.decimicro_lat(), t)
+                                    let version = n.info().version().unwrap_or(0);
+                                    (n.id(), version, n.decimicro_lon(), n.decimicro_lat(), t)
                                 }
                                 _ => return,
                             };
-                            nodes.push(RawNode { id, lon, lat, tags });
+                            nodes.push(RawNode {
+                                id,
+                                version,
+                                lon,
+                                lat,
+                                tags,
+                            });
                         });
                     }
                     Ok(nodes)
                 })
                 .collect();
             let mut nodes: Vec<RawNode> = parts?.into_iter().flatten().collect();
-            nodes.sort_unstable_by_key(|n| n.id);
-            nodes.dedup_by_key(|n| n.id);
+            newest(&mut nodes, |n| (n.id, n.version));
             Ok(nodes)
         }
         _ => {
@@ -272,8 +292,7 @@ pub fn read_nodes(
                     }
                 }
             })?;
-            nodes.sort_unstable_by_key(|n| n.id);
-            nodes.dedup_by_key(|n| n.id);
+            newest(&mut nodes, |n| (n.id, n.version));
             Ok(nodes)
         }
     }
@@ -391,6 +410,9 @@ fn parse_xml(
                 counts.nodes += 1;
                 let n = RawNode {
                     id: parse_i64(attr(&e, b"id")?, "node id")?,
+                    version: attr(&e, b"version")?
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0),
                     lon: parse_coord(attr(&e, b"lon")?, "node lon")?,
                     lat: parse_coord(attr(&e, b"lat")?, "node lat")?,
                     tags: vec![],
@@ -405,6 +427,9 @@ fn parse_xml(
                 counts.ways += 1;
                 let w = RawWay {
                     id: parse_i64(attr(&e, b"id")?, "way id")?,
+                    version: attr(&e, b"version")?
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0),
                     ..Default::default()
                 };
                 if is_empty {
@@ -417,6 +442,9 @@ fn parse_xml(
                 counts.relations += 1;
                 let r = RawRelation {
                     id: parse_i64(attr(&e, b"id")?, "relation id")?,
+                    version: attr(&e, b"version")?
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0),
                     ..Default::default()
                 };
                 if is_empty {

@@ -96,3 +96,23 @@ fn new_york_classes_match_what_riders_expect() {
         "{eb:?}"
     );
 }
+
+#[test]
+fn a_merged_extract_builds_to_the_same_graph_version_every_time() {
+    // nyc-manhattan-below-42nd is an osmium merge of extracts of different dates: some elements appear
+    // twice, and the newest version must win whatever order the blobs are decoded in.
+    let file = shared_data().join("osm/nyc-manhattan-below-42nd.osm.pbf");
+    let v1 = quietway_engine::format::graph_version(
+        &build_city("nyc", std::slice::from_ref(&file), 25)
+            .unwrap()
+            .0,
+    )
+    .unwrap();
+    let v2 = quietway_engine::format::graph_version(
+        &build_city("nyc", std::slice::from_ref(&file), 25)
+            .unwrap()
+            .0,
+    )
+    .unwrap();
+    assert_eq!(v1, v2);
+}

@@ -1,0 +1,404 @@
+//! Engine benchmarks: point-to-point queries side by side with the `fast_paths` crate on its own test
+//! maps, and with a plain Dijkstra on the New York extract; customization, partial updates and
+//! avoidances going live. Prints a table and writes `bench/results/engine.json`.
+//!
+//! `cargo run --release -p quietway-bench --bin engine-bench -- [--quick] [--out FILE]`
+
+use quietway_engine::avoid::{Avoidance, Schedule, Severity};
+use quietway_engine::cch::{Cch, INF_WEIGHT, Weight};
+use quietway_engine::city::{ArcChange, City};
+use quietway_engine::dijkstra::Dijkstra;
+use quietway_engine::metric::MetricKind;
+use quietway_engine::query::CchQuery;
+use quietway_graph_pipeline::build::{BuildInput, build};
+use quietway_graph_pipeline::city::{load_cities, read_boundary};
+use quietway_graph_pipeline::progress::Progress;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Percentiles in microseconds of per-operation times given in nanoseconds.
+fn summary(mut ns: Vec<u64>) -> Value {
+    ns.sort_unstable();
+    let pct = |p: f64| ns[((ns.len() as f64 - 1.0) * p).round() as usize] as f64 / 1000.0;
+    let total: u64 = ns.iter().sum();
+    json!({
+        "count": ns.len(),
+        "median_us": pct(0.5), "p90_us": pct(0.9), "p99_us": pct(0.99),
+        "mean_us": total as f64 / ns.len() as f64 / 1000.0,
+        "throughput_per_s": ns.len() as f64 / (total as f64 / 1e9),
+    })
+}
+
+fn median_us(v: &Value) -> f64 {
+    v["median_us"].as_f64().unwrap()
+}
+
+fn read_gr(path: &Path) -> (usize, Vec<(u32, u32, u32)>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut arcs = Vec::new();
+    let mut n = 0;
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        if it.next() != Some("a") {
+            continue;
+        }
+        let f: u32 = it.next().unwrap().parse().unwrap();
+        let t: u32 = it.next().unwrap().parse().unwrap();
+        let w: u32 = it.next().unwrap().parse().unwrap();
+        n = n.max(f as usize + 1).max(t as usize + 1);
+        arcs.push((f, t, w));
+    }
+    (n, arcs)
+}
+
+fn bench_gr(path: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
+    let name = path.file_stem().unwrap().to_string_lossy().to_string();
+    let (n, arcs) = read_gr(path);
+    // fast_paths, as its README prepares it.
+    let t0 = Instant::now();
+    let mut input = fast_paths::InputGraph::new();
+    for &(f, t, w) in &arcs {
+        input.add_edge(f as usize, t as usize, w as usize);
+    }
+    input.freeze();
+    let fast = fast_paths::prepare(&input);
+    let fp_prepare_s = t0.elapsed().as_secs_f64();
+    // Quietway: each directed arc is an edge whose backward direction is impassable.
+    let t0 = Instant::now();
+    let tails: Vec<u32> = arcs.iter().map(|a| a.0).collect();
+    let heads: Vec<u32> = arcs.iter().map(|a| a.1).collect();
+    let mut weights = Vec::with_capacity(2 * arcs.len());
+    for a in &arcs {
+        weights.push(a.2.max(1));
+        weights.push(INF_WEIGHT);
+    }
+    let mut pairs_edges: Vec<(u32, u32)> = arcs
+        .iter()
+        .filter(|a| a.0 != a.1)
+        .map(|a| (a.0.min(a.1), a.0.max(a.1)))
+        .collect();
+    let order = quietway_engine::order::order_without_coordinates(n, &mut pairs_edges);
+    let order_s = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let cch = Cch::new(n, &tails, &heads, &order);
+    let topo_s = t1.elapsed().as_secs_f64();
+    let t2 = Instant::now();
+    let metric = cch.customize(&weights);
+    let custom_s = t2.elapsed().as_secs_f64();
+
+    let mut rng = Rng(42);
+    let queries: Vec<(u32, u32)> = (0..pairs)
+        .map(|_| (rng.below(n as u64) as u32, rng.below(n as u64) as u32))
+        .collect();
+    let mut calc = fast_paths::create_calculator(&fast);
+    let mut q = CchQuery::new(&cch);
+    let (mut ours, mut theirs) = (Vec::with_capacity(pairs), Vec::with_capacity(pairs));
+    let mut mismatches = 0;
+    let mut path_len = 0usize;
+    for &(s, t) in &queries {
+        let a = Instant::now();
+        let fp = calc.calc_path(&fast, s as usize, t as usize);
+        theirs.push(a.elapsed().as_nanos() as u64);
+        let b = Instant::now();
+        q.reset()
+            .add_source(s, 0, &cch)
+            .add_target(t, 0, &cch)
+            .run(&cch, &metric);
+        let d = q.distance();
+        let path = if d < INF_WEIGHT {
+            q.arc_path(&cch, &metric)
+        } else {
+            Vec::new()
+        };
+        ours.push(b.elapsed().as_nanos() as u64);
+        path_len += path.len();
+        let fd = fp.map(|p| p.get_weight() as Weight).unwrap_or(INF_WEIGHT);
+        if fd != d {
+            mismatches += 1;
+        }
+    }
+    let (ours, theirs) = (summary(ours), summary(theirs));
+    let ratio = median_us(&ours) / median_us(&theirs);
+    rows.push(format!(
+        "{:<22} {:>8} {:>8} | quietway CCH+path {:>7.2} µs p50 {:>7.2} p99 | fast_paths {:>7.2} µs p50 {:>7.2} p99 | ratio {:.2}",
+        name, n, arcs.len(), median_us(&ours), ours["p99_us"].as_f64().unwrap(), median_us(&theirs),
+        theirs["p99_us"].as_f64().unwrap(), ratio
+    ));
+    json!({
+        "graph": name, "nodes": n, "arcs": arcs.len(), "pairs": pairs,
+        "quietway_query_with_path": ours, "fast_paths_query_with_path": theirs,
+        "ratio_median_quietway_to_fast_paths": ratio, "distance_mismatches": mismatches,
+        "avg_path_arcs": path_len as f64 / pairs as f64,
+        "quietway_order_s": order_s, "quietway_topology_s": topo_s, "quietway_customization_s": custom_s,
+        "cch_arcs": cch.arc_count(), "cch_triangles": cch.triangle_count(), "fast_paths_prepare_s": fp_prepare_s,
+    })
+}
+
+fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
+    let file = shared.join("osm/nyc-manhattan-below-42nd.osm.pbf");
+    let cities = load_cities(None).unwrap();
+    let cfg = cities["nyc"].clone();
+    let areas = read_boundary(&shared.join(&cfg.boundary)).unwrap();
+    let t0 = Instant::now();
+    let input = BuildInput {
+        city_id: "nyc".into(),
+        city: cfg,
+        osm: vec![file],
+        dem: None,
+        areas,
+        sources: vec![],
+        min_component_nodes: 25,
+    };
+    let (mut graph, _) = build(&input, &Progress::new(true)).unwrap();
+    graph.order = quietway_engine::order::nested_dissection_order(&graph);
+    let build_s = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let city = City::from_graph(graph, "bench".into(), None).unwrap();
+    let load_s = t1.elapsed().as_secs_f64();
+    let g = &city.graph;
+    let n = g.node_count();
+    let metric = city.metric(MetricKind::SuperSafeDay, None);
+    let mut rng = Rng(7);
+    // Random pairs of junctions in the connected cycling network (as riders' trips are).
+    let connected: Vec<u32> = (0..g.edge_count() as u32)
+        .filter(|&e| city.is_well_connected(e, false))
+        .map(|e| g.edge_tail[e as usize])
+        .collect();
+    let queries: Vec<(u32, u32)> = (0..pairs)
+        .map(|_| {
+            (
+                connected[rng.below(connected.len() as u64) as usize],
+                connected[rng.below(connected.len() as u64) as usize],
+            )
+        })
+        .collect();
+    let mut q = CchQuery::new(&city.cch);
+    let (mut dist_only, mut with_path, mut dijkstra) = (vec![], vec![], vec![]);
+    let mut found = 0;
+    let mut d = Dijkstra::new(n);
+    for (i, &(s, t)) in queries.iter().enumerate() {
+        let a = Instant::now();
+        q.reset()
+            .add_source(s, 0, &city.cch)
+            .add_target(t, 0, &city.cch)
+            .run(&city.cch, &metric);
+        let dist = q.distance();
+        dist_only.push(a.elapsed().as_nanos() as u64);
+        let b = Instant::now();
+        q.reset()
+            .add_source(s, 0, &city.cch)
+            .add_target(t, 0, &city.cch)
+            .run(&city.cch, &metric);
+        let path = q.arc_path(&city.cch, &metric);
+        with_path.push(b.elapsed().as_nanos() as u64);
+        std::hint::black_box(&path);
+        if dist < INF_WEIGHT {
+            found += 1;
+        }
+        // Dijkstra is slow: every 10th pair is enough for its distribution.
+        if i % 10 == 0 {
+            let c = Instant::now();
+            d.run(
+                &city.adjacency,
+                &metric.input_weights,
+                &[(s, 0)],
+                INF_WEIGHT,
+                |v, _| v == t,
+            );
+            dijkstra.push(c.elapsed().as_nanos() as u64);
+            assert_eq!(
+                d.distance(t),
+                dist,
+                "CCH and Dijkstra disagree on {s} → {t}"
+            );
+        }
+    }
+    // Full customization.
+    let weights = metric.input_weights.clone();
+    let mut custom = vec![];
+    for _ in 0..if pairs > 2000 { 15 } else { 5 } {
+        let t = Instant::now();
+        std::hint::black_box(city.cch.customize(&weights));
+        custom.push(t.elapsed().as_nanos() as u64);
+    }
+    // 100 arcs changed and live: a copy of the metric, partial customization, swap (one metric),
+    // and through City::update_arcs (all four cycling metrics).
+    let inputs_of = city.cch.inputs_by_arc();
+    let mut partial = vec![];
+    let mut partial_update_only = vec![];
+    let mut spare = (*metric).clone();
+    let mut update_all = vec![];
+    for round in 0..20 {
+        let changes: Vec<(u32, Weight)> = (0..100)
+            .map(|_| {
+                let a = rng.below(g.arc_count() as u64) as u32;
+                (a, weights[a as usize].saturating_mul(3).min(INF_WEIGHT - 1))
+            })
+            .collect();
+        let t = Instant::now();
+        let mut m = (*metric).clone();
+        city.cch.update(&mut m, &changes, &inputs_of);
+        let m = std::sync::Arc::new(m);
+        partial.push(t.elapsed().as_nanos() as u64);
+        std::hint::black_box(m);
+        spare.clone_from(&metric);
+        let t = Instant::now();
+        city.cch.update(&mut spare, &changes, &inputs_of);
+        partial_update_only.push(t.elapsed().as_nanos() as u64);
+        let arcs: Vec<(u32, ArcChange)> = changes
+            .iter()
+            .map(|&(a, _)| {
+                (
+                    a,
+                    if round % 2 == 0 {
+                        ArcChange::Factor(3.0)
+                    } else {
+                        ArcChange::Reset
+                    },
+                )
+            })
+            .collect();
+        let t = Instant::now();
+        city.update_arcs(&arcs).unwrap();
+        update_all.push(t.elapsed().as_nanos() as u64);
+    }
+    // One avoidance (a street's arcs) added, then the first query that routes around it.
+    let mut avoid_live = vec![];
+    for (i, &(s, t)) in queries.iter().enumerate().take(20) {
+        let way = rng.below(g.way_count() as u64) as u32;
+        let arcs: Vec<u32> = (0..g.arc_count() as u32)
+            .filter(|&a| g.arc_way(a) == way)
+            .collect();
+        let start = Instant::now();
+        city.add_avoidance(Avoidance {
+            id: format!("bench-{i}"),
+            arcs,
+            severity: Severity::Closed,
+            schedule: Schedule::Always,
+        })
+        .unwrap();
+        let live = city.metric(MetricKind::SuperSafeDay, None);
+        q.reset()
+            .add_source(s, 0, &city.cch)
+            .add_target(t, 0, &city.cch)
+            .run(&city.cch, &live);
+        std::hint::black_box(q.distance());
+        avoid_live.push(start.elapsed().as_nanos() as u64);
+        city.remove_avoidance(&format!("bench-{i}"));
+    }
+    let (dist_only, with_path, dijkstra) =
+        (summary(dist_only), summary(with_path), summary(dijkstra));
+    let (custom, partial, update_all, avoid_live) = (
+        summary(custom),
+        summary(partial),
+        summary(update_all),
+        summary(avoid_live),
+    );
+    let partial_update_only = summary(partial_update_only);
+    let memory = city.memory_bytes();
+    rows.push(format!(
+        "nyc-manhattan-below-42nd {} nodes {} arcs ({} CCH arcs): CCH distance {:.2} µs p50, with path {:.2} µs p50 / {:.2} p99; Dijkstra {:.0} µs p50 ({:.0}× slower)",
+        n, g.arc_count(), city.cch.arc_count(), median_us(&dist_only), median_us(&with_path),
+        with_path["p99_us"].as_f64().unwrap(), median_us(&dijkstra), median_us(&dijkstra) / median_us(&with_path)
+    ));
+    rows.push(format!(
+        "  full customization {:.2} ms p50; 100 arcs live {:.2} ms p50 (one metric), {:.2} ms (four cycling metrics); one avoidance live {:.3} ms p50; memory {:.1} MB; build {:.2} s, load {:.2} s",
+        median_us(&custom) / 1000.0, median_us(&partial) / 1000.0, median_us(&update_all) / 1000.0,
+        median_us(&avoid_live) / 1000.0, memory as f64 / 1e6, build_s, load_s
+    ));
+    json!({
+        "graph": "nyc-manhattan-below-42nd", "nodes": n, "arcs": g.arc_count(), "cch_arcs": city.cch.arc_count(),
+        "cch_triangles": city.cch.triangle_count(), "pairs": pairs, "pairs_connected": found,
+        "query_distance": dist_only, "query_with_path": with_path, "dijkstra": dijkstra,
+        "full_customization": custom, "partial_customization_100_arcs": partial,
+        "update_arcs_100_all_cycling_metrics": update_all, "partial_customization_100_arcs_without_copy": partial_update_only, "avoidance_added_and_live": avoid_live,
+        "memory_bytes": memory, "build_s": build_s, "load_s": load_s,
+    })
+}
+
+fn machine() -> Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    json!({ "cpu": cpu, "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), "commit": commit })
+}
+
+fn peak_memory() -> u64 {
+    quietway_graph_pipeline::progress::peak_memory_bytes().unwrap_or(0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let shared = PathBuf::from(arg("--shared-data").unwrap_or_else(|| "../shared/data".into()));
+    let out = PathBuf::from(arg("--out").unwrap_or_else(|| "bench/results/engine.json".into()));
+    let pairs = if quick { 2_000 } else { 10_000 };
+    let mut rows = vec![];
+    let mut gr = vec![];
+    let maps: &[&str] = if quick {
+        &["bremen_time", "south_seattle_car"]
+    } else {
+        &[
+            "bremen_time",
+            "bremen_dist",
+            "south_seattle_car",
+            "graph_ballard",
+        ]
+    };
+    for m in maps {
+        gr.push(bench_gr(
+            &shared.join(format!("graphs/{m}.gr")),
+            pairs,
+            &mut rows,
+        ));
+    }
+    let nyc = bench_nyc(&shared, pairs, &mut rows);
+    println!(
+        "\nEngine benchmark ({} pairs per graph, same random pairs for both engines)",
+        pairs
+    );
+    for r in &rows {
+        println!("{r}");
+    }
+    let result = json!({
+        "name": "engine", "quick": quick, "machine": machine(), "peak_memory_bytes": peak_memory(),
+        "fast_paths_maps": gr, "nyc": nyc,
+    });
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(&out, serde_json::to_string_pretty(&result).unwrap()).unwrap();
+    println!("written {}", out.display());
+}
