@@ -9,8 +9,164 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A loaded city graph. */
+export declare class Engine {
+  /** Plans a route; resolves to `null` when no route exists. */
+  route(input: RouteInput): Promise<RouteOutput | null>
+  /** The `k` nearest targets by network cost (bike-share stations, parking). */
+  oneToMany(input: OneToManyInput): Promise<NearestTarget[]>
+  /** Adds (or replaces) an avoidance; it applies to cycling routes departing inside its schedule. */
+  addAvoidance(input: AvoidanceInput): number
+  /** Removes an avoidance; false when none had that id. */
+  removeAvoidance(id: string): boolean
+  /** Directed arc ids of an OSM way. */
+  arcsOfWay(wayId: number): Array<number>
+  /** Permanent changes to cycling arcs (accepted reports), live when this returns. */
+  updateArcs(changes: Array<ArcChangeInput>): void
+  /** Replaces the weighting model (JSON); every metric is re-customized and swapped in. */
+  setWeighting(json: string): void
+  /** The weighting model in force, as JSON. */
+  weighting(): string
+  stats(): CityStats
+}
+
+export interface ArcChangeInput {
+  arc: number
+  /** `factor` (multiply the weight), `closed`, or `reset`. */
+  kind: string
+  factor?: number
+}
+
+export interface AvoidanceInput {
+  id: string
+  /** OSM way ids whose arcs (both directions) the avoidance covers. */
+  wayIds?: Array<number>
+  /** Directed arc ids, as returned in routes. */
+  arcs?: Array<number>
+  /** `closed` or `avoid`. */
+  severity: string
+  schedule: ScheduleInput
+}
+
+export interface CityStats {
+  id: string
+  name: string
+  timezone: string
+  graphVersion: string
+  hasLightingData: boolean
+  elevationKnown: boolean
+  nodes: number
+  edges: number
+  arcs: number
+  cchArcs: number
+  avoidances: number
+  memoryBytes: number
+  /** The coverage areas as GeoJSON MultiPolygon coordinate arrays, JSON-encoded. */
+  coverageJson: string
+  areaNames: Array<string>
+}
+
 /** The native engine's version. */
 export declare function engineVersion(): string
 
 /** Great-circle distance in metres between two `[lon, lat]` positions. */
 export declare function haversineMeters(from: Array<number>, to: Array<number>): number
+
+/**
+ * Loads a city graph file (built by `quietway-build-graph`) on the libuv pool. A missing, truncated
+ * or corrupt file rejects with a clear message. `weighting` is an optional weighting-model JSON.
+ */
+export declare function loadCity(path: string, weighting?: string | undefined | null): Promise<Engine>
+
+export interface NearestTarget {
+  /** Index into `targets`. */
+  index: number
+  /** Network cost in (penalised) seconds. */
+  cost: number
+}
+
+/** One-to-many request: the `k` nearest of `targets` from `origin` by network cost. */
+export interface OneToManyInput {
+  origin: Array<number>
+  targets: Array<Array<number>>
+  k: number
+  /** `cycling` or `walking`. */
+  profile: string
+  supersafe?: boolean
+  night?: boolean
+  departureLocalMinutes?: number
+  /** Give up beyond this many (penalised) seconds; default one hour. */
+  maxSeconds?: number
+}
+
+/** One travelled arc of a leg, with what guidance and the API need to know about it. */
+export interface RouteArc {
+  arc: number
+  wayId: number
+  name: string
+  ref: string
+  /** `cycleway`, `quiet`, `shared`, `moderate`, `busy` or `very_busy`. */
+  safetyClass: string
+  lit: boolean
+  cycleRoutes: Array<string>
+  distance: number
+}
+
+/** A route request. */
+export interface RouteInput {
+  /** 2 to 25 `[lon, lat]` waypoints. */
+  coordinates: Array<Array<number>>
+  /** `cycling` or `walking`. */
+  profile: string
+  /** SuperSafe (safety-biased) or Direct cycling; default true. */
+  supersafe?: boolean
+  /** Night metric (unlit roads penalised); the caller decides whether night applies. */
+  night?: boolean
+  /** Degrees [0, 360) the route must leave the first waypoint in. */
+  bearing?: number
+  /** Departure as minutes since 1970-01-01 00:00 on the city's wall clock; selects avoidances. */
+  departureLocalMinutes?: number
+  /** Time cycling legs at e-bike speed. */
+  ebike?: boolean
+}
+
+export interface RouteLeg {
+  distance: number
+  duration: number
+  elevationGain: number
+  elevationLoss: number
+  /** `[lon, lat]` positions. */
+  geometry: Array<Array<number>>
+  arcs: Array<RouteArc>
+}
+
+export interface RouteOutput {
+  legs: Array<RouteLeg>
+  waypoints: Array<SnappedWaypoint>
+  /** The metric used: `supersafe_day`, `supersafe_night`, `direct_day`, `direct_night`, `walking`. */
+  metric: string
+}
+
+/** Safety classes in the order the engine ranks them, best first (for documentation and tests). */
+export declare function safetyClasses(): Array<string>
+
+/** A schedule: `always`, a weekly window, or a one-time range, in the city's local wall-clock time. */
+export interface ScheduleInput {
+  /** `always`, `weekly` or `once`. */
+  kind: string
+  /** Weekly: bit 0 = Monday … bit 6 = Sunday. */
+  weekdays?: number
+  /** Weekly: minutes of the day; an end at or before the start runs past midnight. */
+  startMinute?: number
+  endMinute?: number
+  /** Once: local minutes since 1970-01-01 00:00, `[start, end)`. */
+  start?: number
+  end?: number
+}
+
+export interface SnappedWaypoint {
+  location: Array<number>
+  /** Metres between the requested and the snapped position. */
+  distance: number
+  name: string
+}

@@ -835,5 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Engine = nativeBinding.Engine
 module.exports.engineVersion = nativeBinding.engineVersion
 module.exports.haversineMeters = nativeBinding.haversineMeters
+module.exports.loadCity = nativeBinding.loadCity
+module.exports.safetyClasses = nativeBinding.safetyClasses

@@ -1,8 +1,15 @@
-//! N-API binding of `quietway-engine`. Thin on purpose: argument checks and conversions here,
-//! all routing work in the engine crate.
+//! N-API binding of `quietway-engine`. Thin on purpose: `#[napi(object)]` data types, conversions to
+//! engine types with argument checks on the JS thread, routing work in `Task::compute` on the libuv
+//! pool, and the engine held in an `Arc` so in-flight tasks keep it alive.
 
+use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use quietway_engine::avoid::{Avoidance, Schedule, Severity};
+use quietway_engine::city::{ArcChange, City, Profile, RouteRequest};
 use quietway_engine::geo::{LonLat, haversine_m};
+use quietway_engine::graph::SafetyClass;
+use quietway_engine::metric::{MetricKind, WeightingModel};
+use std::sync::Arc;
 
 /// The native engine's version.
 #[napi]
@@ -12,21 +19,484 @@ pub fn engine_version() -> String {
 
 /// Great-circle distance in metres between two `[lon, lat]` positions.
 #[napi]
-pub fn haversine_meters(from: Vec<f64>, to: Vec<f64>) -> napi::Result<f64> {
-    Ok(haversine_m(
-        to_lon_lat(&from, "from")?,
-        to_lon_lat(&to, "to")?,
+pub fn haversine_meters(from: Vec<f64>, to: Vec<f64>) -> Result<f64> {
+    Ok(haversine_m(to_lon_lat(&from, "from")?, to_lon_lat(&to, "to")?))
+}
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::new(Status::InvalidArg, msg.into())
+}
+
+fn to_lon_lat(v: &[f64], what: &str) -> Result<LonLat> {
+    match v {
+        [lon, lat] if (-180.0..=180.0).contains(lon) && (-90.0..=90.0).contains(lat) => Ok(LonLat::new(*lon, *lat)),
+        _ => Err(invalid(format!("{what} must be a [longitude, latitude] pair in range"))),
+    }
+}
+
+/// A route request.
+#[napi(object)]
+pub struct RouteInput {
+    /// 2 to 25 `[lon, lat]` waypoints.
+    pub coordinates: Vec<Vec<f64>>,
+    /// `cycling` or `walking`.
+    pub profile: String,
+    /// SuperSafe (safety-biased) or Direct cycling; default true.
+    pub supersafe: Option<bool>,
+    /// Night metric (unlit roads penalised); the caller decides whether night applies.
+    pub night: Option<bool>,
+    /// Degrees [0, 360) the route must leave the first waypoint in.
+    pub bearing: Option<f64>,
+    /// Departure as minutes since 1970-01-01 00:00 on the city's wall clock; selects avoidances.
+    pub departure_local_minutes: Option<i64>,
+    /// Time cycling legs at e-bike speed.
+    pub ebike: Option<bool>,
+}
+
+/// One travelled arc of a leg, with what guidance and the API need to know about it.
+#[napi(object)]
+pub struct RouteArc {
+    pub arc: u32,
+    pub way_id: i64,
+    pub name: String,
+    pub r#ref: String,
+    /// `cycleway`, `quiet`, `shared`, `moderate`, `busy` or `very_busy`.
+    pub safety_class: String,
+    pub lit: bool,
+    pub cycle_routes: Vec<String>,
+    pub distance: f64,
+}
+
+#[napi(object)]
+pub struct RouteLeg {
+    pub distance: f64,
+    pub duration: f64,
+    pub elevation_gain: f64,
+    pub elevation_loss: f64,
+    /// `[lon, lat]` positions.
+    pub geometry: Vec<Vec<f64>>,
+    pub arcs: Vec<RouteArc>,
+}
+
+#[napi(object)]
+pub struct SnappedWaypoint {
+    pub location: Vec<f64>,
+    /// Metres between the requested and the snapped position.
+    pub distance: f64,
+    pub name: String,
+}
+
+#[napi(object)]
+pub struct RouteOutput {
+    pub legs: Vec<RouteLeg>,
+    pub waypoints: Vec<SnappedWaypoint>,
+    /// The metric used: `supersafe_day`, `supersafe_night`, `direct_day`, `direct_night`, `walking`.
+    pub metric: String,
+}
+
+fn to_request(input: RouteInput) -> Result<(RouteRequest, bool)> {
+    let profile = match input.profile.as_str() {
+        "cycling" => Profile::Cycling,
+        "walking" => Profile::Walking,
+        other => return Err(invalid(format!("profile must be cycling or walking, not '{other}'"))),
+    };
+    if !(2..=25).contains(&input.coordinates.len()) {
+        return Err(invalid("coordinates must hold 2 to 25 waypoints"));
+    }
+    let mut waypoints = Vec::with_capacity(input.coordinates.len());
+    for (i, c) in input.coordinates.iter().enumerate() {
+        let p = to_lon_lat(c, &format!("coordinates[{i}]"))?;
+        waypoints.push([p.lon, p.lat]);
+    }
+    if let Some(b) = input.bearing
+        && !(0.0..360.0).contains(&b)
+    {
+        return Err(invalid("bearing must be in [0, 360)"));
+    }
+    Ok((
+        RouteRequest {
+            waypoints,
+            profile,
+            supersafe: input.supersafe.unwrap_or(true),
+            night: input.night.unwrap_or(false),
+            bearing: input.bearing.map(|b| b.round() % 360.0),
+            departure: input.departure_local_minutes,
+        },
+        input.ebike.unwrap_or(false),
     ))
 }
 
-fn to_lon_lat(v: &[f64], what: &str) -> napi::Result<LonLat> {
-    match v {
-        [lon, lat] if (-180.0..=180.0).contains(lon) && (-90.0..=90.0).contains(lat) => {
-            Ok(LonLat::new(*lon, *lat))
-        }
-        _ => Err(napi::Error::new(
-            napi::Status::InvalidArg,
-            format!("{what} must be a [longitude, latitude] pair in range"),
-        )),
+fn describe(city: &City, req: &RouteRequest, ebike: bool) -> std::result::Result<Option<RouteOutput>, String> {
+    let route = match city.route(req) {
+        Ok(Some(r)) => r,
+        Ok(None) => return Ok(None),
+        Err(quietway_engine::city::RouteError::InvalidRequest(m)) => return Err(m),
+    };
+    let g = &city.graph;
+    let legs = route
+        .legs
+        .iter()
+        .map(|leg| {
+            let s = city.summarize_leg(leg, req.profile, ebike);
+            let arcs = leg
+                .pieces
+                .iter()
+                .map(|p| {
+                    let way = g.arc_way(p.arc);
+                    let attrs = g.arc_attrs[p.arc as usize];
+                    let flags = g.way_flags[way as usize];
+                    RouteArc {
+                        arc: p.arc,
+                        way_id: g.way_osm_id[way as usize],
+                        name: g.string(g.way_name[way as usize]).to_string(),
+                        r#ref: g.string(g.way_ref[way as usize]).to_string(),
+                        safety_class: attrs.safety_class().name().to_string(),
+                        lit: flags & quietway_engine::graph::way_flags::LIT != 0,
+                        cycle_routes: g.route_names(way).map(str::to_string).collect(),
+                        distance: g.arc_length_m(p.arc) as f64 * (p.to - p.from),
+                    }
+                })
+                .collect();
+            RouteLeg {
+                distance: s.distance_m,
+                duration: s.duration_s,
+                elevation_gain: s.elevation_gain_m,
+                elevation_loss: s.elevation_loss_m,
+                geometry: s.geometry.iter().map(|p| p.to_vec()).collect(),
+                arcs,
+            }
+        })
+        .collect();
+    let waypoints = route
+        .waypoints
+        .iter()
+        .map(|w| {
+            let e = w.edge;
+            let way = g.edge_way[e as usize];
+            SnappedWaypoint {
+                location: vec![w.lon, w.lat],
+                distance: w.distance_m,
+                name: g.string(g.way_name[way as usize]).to_string(),
+            }
+        })
+        .collect();
+    Ok(Some(RouteOutput { legs, waypoints, metric: route.metric.name().to_string() }))
+}
+
+pub struct RouteTask {
+    city: Arc<City>,
+    req: RouteRequest,
+    ebike: bool,
+}
+
+impl Task for RouteTask {
+    type Output = Option<RouteOutput>;
+    type JsValue = Option<RouteOutput>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        describe(&self.city, &self.req, self.ebike).map_err(invalid)
     }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
+/// One-to-many request: the `k` nearest of `targets` from `origin` by network cost.
+#[napi(object)]
+pub struct OneToManyInput {
+    pub origin: Vec<f64>,
+    pub targets: Vec<Vec<f64>>,
+    pub k: u32,
+    /// `cycling` or `walking`.
+    pub profile: String,
+    pub supersafe: Option<bool>,
+    pub night: Option<bool>,
+    pub departure_local_minutes: Option<i64>,
+    /// Give up beyond this many (penalised) seconds; default one hour.
+    pub max_seconds: Option<f64>,
+}
+
+#[napi(object)]
+pub struct NearestTarget {
+    /// Index into `targets`.
+    pub index: u32,
+    /// Network cost in (penalised) seconds.
+    pub cost: f64,
+}
+
+pub struct OneToManyTask {
+    city: Arc<City>,
+    origin: [f64; 2],
+    targets: Vec<[f64; 2]>,
+    k: usize,
+    kind: MetricKind,
+    departure: Option<i64>,
+    max_seconds: f64,
+}
+
+impl Task for OneToManyTask {
+    type Output = Vec<NearestTarget>;
+    type JsValue = Vec<NearestTarget>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let found = self.city.one_to_many(self.origin, &self.targets, self.k, self.kind, self.departure, self.max_seconds);
+        Ok(found
+            .into_iter()
+            .map(|(i, c)| NearestTarget { index: i as u32, cost: c as f64 / quietway_engine::metric::WEIGHT_PER_SECOND })
+            .collect())
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
+/// A schedule: `always`, a weekly window, or a one-time range, in the city's local wall-clock time.
+#[napi(object)]
+pub struct ScheduleInput {
+    /// `always`, `weekly` or `once`.
+    pub kind: String,
+    /// Weekly: bit 0 = Monday … bit 6 = Sunday.
+    pub weekdays: Option<u32>,
+    /// Weekly: minutes of the day; an end at or before the start runs past midnight.
+    pub start_minute: Option<u32>,
+    pub end_minute: Option<u32>,
+    /// Once: local minutes since 1970-01-01 00:00, `[start, end)`.
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+}
+
+#[napi(object)]
+pub struct AvoidanceInput {
+    pub id: String,
+    /// OSM way ids whose arcs (both directions) the avoidance covers.
+    pub way_ids: Option<Vec<i64>>,
+    /// Directed arc ids, as returned in routes.
+    pub arcs: Option<Vec<u32>>,
+    /// `closed` or `avoid`.
+    pub severity: String,
+    pub schedule: ScheduleInput,
+}
+
+fn to_schedule(s: &ScheduleInput) -> Result<Schedule> {
+    let need = |v: Option<u32>, what: &str| v.ok_or_else(|| invalid(format!("a weekly schedule needs {what}")));
+    let schedule = match s.kind.as_str() {
+        "always" => Schedule::Always,
+        "weekly" => Schedule::Weekly {
+            weekdays: need(s.weekdays, "weekdays")?.min(255) as u8,
+            start_minute: need(s.start_minute, "startMinute")?.min(u16::MAX as u32) as u16,
+            end_minute: need(s.end_minute, "endMinute")?.min(u16::MAX as u32) as u16,
+        },
+        "once" => Schedule::Once {
+            start: s.start.ok_or_else(|| invalid("a one-time schedule needs start"))?,
+            end: s.end.ok_or_else(|| invalid("a one-time schedule needs end"))?,
+        },
+        other => return Err(invalid(format!("schedule kind must be always, weekly or once, not '{other}'"))),
+    };
+    schedule.validate().map_err(invalid)?;
+    Ok(schedule)
+}
+
+#[napi(object)]
+pub struct ArcChangeInput {
+    pub arc: u32,
+    /// `factor` (multiply the weight), `closed`, or `reset`.
+    pub kind: String,
+    pub factor: Option<f64>,
+}
+
+#[napi(object)]
+pub struct CityStats {
+    pub id: String,
+    pub name: String,
+    pub timezone: String,
+    pub graph_version: String,
+    pub has_lighting_data: bool,
+    pub elevation_known: bool,
+    pub nodes: u32,
+    pub edges: u32,
+    pub arcs: u32,
+    pub cch_arcs: u32,
+    pub avoidances: u32,
+    pub memory_bytes: f64,
+    /// The coverage areas as GeoJSON MultiPolygon coordinate arrays, JSON-encoded.
+    pub coverage_json: String,
+    pub area_names: Vec<String>,
+}
+
+/// A loaded city graph.
+#[napi]
+pub struct Engine {
+    city: Arc<City>,
+}
+
+pub struct LoadTask {
+    path: String,
+    weighting: Option<String>,
+}
+
+impl Task for LoadTask {
+    type Output = Arc<City>;
+    type JsValue = Engine;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let model = match &self.weighting {
+            Some(json) => Some(WeightingModel::from_json(json).map_err(invalid)?),
+            None => None,
+        };
+        let city = City::load(self.path.as_ref(), model)
+            .map_err(|e| Error::new(Status::GenericFailure, format!("cannot load graph {}: {e}", self.path)))?;
+        Ok(Arc::new(city))
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(Engine { city: output })
+    }
+}
+
+/// Loads a city graph file (built by `quietway-build-graph`) on the libuv pool. A missing, truncated
+/// or corrupt file rejects with a clear message. `weighting` is an optional weighting-model JSON.
+#[napi(ts_return_type = "Promise<Engine>")]
+pub fn load_city(path: String, weighting: Option<String>) -> AsyncTask<LoadTask> {
+    AsyncTask::new(LoadTask { path, weighting })
+}
+
+fn metric_kind(profile: &str, supersafe: Option<bool>, night: Option<bool>) -> Result<MetricKind> {
+    match profile {
+        "walking" => Ok(MetricKind::Walking),
+        "cycling" => Ok(MetricKind::cycling(supersafe.unwrap_or(true), night.unwrap_or(false))),
+        other => Err(invalid(format!("profile must be cycling or walking, not '{other}'"))),
+    }
+}
+
+#[napi]
+impl Engine {
+    /// Plans a route; resolves to `null` when no route exists.
+    #[napi(ts_return_type = "Promise<RouteOutput | null>")]
+    pub fn route(&self, input: RouteInput) -> Result<AsyncTask<RouteTask>> {
+        let (req, ebike) = to_request(input)?;
+        Ok(AsyncTask::new(RouteTask { city: self.city.clone(), req, ebike }))
+    }
+
+    /// The `k` nearest targets by network cost (bike-share stations, parking).
+    #[napi(ts_return_type = "Promise<NearestTarget[]>")]
+    pub fn one_to_many(&self, input: OneToManyInput) -> Result<AsyncTask<OneToManyTask>> {
+        let origin = to_lon_lat(&input.origin, "origin")?;
+        let targets = input
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| to_lon_lat(t, &format!("targets[{i}]")).map(|p| [p.lon, p.lat]))
+            .collect::<Result<Vec<_>>>()?;
+        if input.k == 0 {
+            return Err(invalid("k must be at least 1"));
+        }
+        Ok(AsyncTask::new(OneToManyTask {
+            city: self.city.clone(),
+            origin: [origin.lon, origin.lat],
+            targets,
+            k: input.k as usize,
+            kind: metric_kind(&input.profile, input.supersafe, input.night)?,
+            departure: input.departure_local_minutes,
+            max_seconds: input.max_seconds.unwrap_or(3600.0),
+        }))
+    }
+
+    /// Adds (or replaces) an avoidance; it applies to cycling routes departing inside its schedule.
+    #[napi]
+    pub fn add_avoidance(&self, input: AvoidanceInput) -> Result<u32> {
+        let severity = match input.severity.as_str() {
+            "closed" => Severity::Closed,
+            "avoid" => Severity::Avoid,
+            other => return Err(invalid(format!("severity must be closed or avoid, not '{other}'"))),
+        };
+        let mut arcs = input.arcs.unwrap_or_default();
+        for w in input.way_ids.unwrap_or_default() {
+            arcs.extend(self.city.arcs_of_way(w));
+        }
+        if arcs.is_empty() {
+            return Err(invalid("the avoidance covers no arc of this graph"));
+        }
+        let count = arcs.len() as u32;
+        self.city
+            .add_avoidance(Avoidance { id: input.id, arcs, severity, schedule: to_schedule(&input.schedule)? })
+            .map_err(invalid)?;
+        Ok(count)
+    }
+
+    /// Removes an avoidance; false when none had that id.
+    #[napi]
+    pub fn remove_avoidance(&self, id: String) -> bool {
+        self.city.remove_avoidance(&id)
+    }
+
+    /// Directed arc ids of an OSM way.
+    #[napi]
+    pub fn arcs_of_way(&self, way_id: i64) -> Vec<u32> {
+        self.city.arcs_of_way(way_id)
+    }
+
+    /// Permanent changes to cycling arcs (accepted reports), live when this returns.
+    #[napi]
+    pub fn update_arcs(&self, changes: Vec<ArcChangeInput>) -> Result<()> {
+        let parsed = changes
+            .iter()
+            .map(|c| {
+                let change = match c.kind.as_str() {
+                    "closed" => ArcChange::Closed,
+                    "reset" => ArcChange::Reset,
+                    "factor" => match c.factor {
+                        Some(f) if f.is_finite() && f > 0.0 => ArcChange::Factor(f),
+                        _ => return Err(invalid("a factor change needs a positive factor")),
+                    },
+                    other => return Err(invalid(format!("change kind must be factor, closed or reset, not '{other}'"))),
+                };
+                Ok((c.arc, change))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.city.update_arcs(&parsed).map_err(invalid)
+    }
+
+    /// Replaces the weighting model (JSON); every metric is re-customized and swapped in.
+    #[napi]
+    pub fn set_weighting(&self, json: String) -> Result<()> {
+        let model = WeightingModel::from_json(&json).map_err(invalid)?;
+        self.city.set_model(model).map_err(invalid)
+    }
+
+    /// The weighting model in force, as JSON.
+    #[napi]
+    pub fn weighting(&self) -> String {
+        serde_json::to_string(&self.city.model()).unwrap_or_default()
+    }
+
+    #[napi]
+    pub fn stats(&self) -> CityStats {
+        let g = &self.city.graph;
+        let c = g.city.as_ref().expect("validated at load");
+        let coverage: Vec<&Vec<Vec<Vec<[f64; 2]>>>> = c.areas.iter().map(|a| &a.polygons).collect();
+        CityStats {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            timezone: c.timezone.clone(),
+            graph_version: self.city.graph_version.clone(),
+            has_lighting_data: c.has_lighting_data,
+            elevation_known: c.elevation_known,
+            nodes: g.node_count() as u32,
+            edges: g.edge_count() as u32,
+            arcs: g.arc_count() as u32,
+            cch_arcs: self.city.cch.arc_count() as u32,
+            avoidances: self.city.avoidances().len() as u32,
+            memory_bytes: self.city.memory_bytes() as f64,
+            coverage_json: serde_json::to_string(&coverage).unwrap_or_default(),
+            area_names: c.areas.iter().map(|a| a.name.clone()).collect(),
+        }
+    }
+}
+
+/// Safety classes in the order the engine ranks them, best first (for documentation and tests).
+#[napi]
+pub fn safety_classes() -> Vec<String> {
+    SafetyClass::ALL.iter().map(|c| c.name().to_string()).collect()
 }

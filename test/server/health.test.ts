@@ -1,24 +1,27 @@
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
 import { ConfigError, loadConfig } from '../../server/src/config.js';
-import { testConfig } from '../helpers.js';
+import { buildGraph, FIXTURES, testConfig } from '../helpers.js';
 
 describe('GET /health/', () => {
   let app: FastifyInstance;
   beforeAll(async () => {
-    app = await buildApp({ config: testConfig() });
+    const config = testConfig();
+    buildGraph('nyc', [path.join(FIXTURES, 'junctions.osm')], config.graphDir);
+    app = await buildApp({ config });
   });
   afterAll(() => app.close());
 
-  it('answers versions and the loaded cities', async () => {
+  it('answers versions and the loaded cities with their graph versions', async () => {
     const res = await app.inject({ method: 'GET', url: '/health/' });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.status).toBe('ok');
     expect(body.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(body.engine_version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(Array.isArray(body.cities)).toBe(true);
+    expect(body.cities).toEqual([{ id: 'nyc', graph_version: expect.stringMatching(/^[0-9a-f]{16}$/) }]);
   });
 
   it('answers without the trailing slash too', async () => {
@@ -30,6 +33,15 @@ describe('GET /health/', () => {
     const res = await app.inject({ method: 'POST', url: '/directions/v7/', payload: {} });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'Unknown endpoint or API version' });
+  });
+});
+
+describe('a server without graphs', () => {
+  it('still starts and lists no cities', async () => {
+    const app = await buildApp({ config: testConfig() });
+    const res = await app.inject({ method: 'GET', url: '/health/' });
+    expect(res.json().cities).toEqual([]);
+    await app.close();
   });
 });
 

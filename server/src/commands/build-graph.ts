@@ -21,7 +21,9 @@ interface CityListing {
 
 function runPipeline(args: string[]): number {
   if (!fs.existsSync(PIPELINE_BIN)) {
-    console.error(`quietway: the graph pipeline is not built (${PIPELINE_BIN}); run \`npm run build:native\``);
+    console.error(
+      `quietway: the graph pipeline is not built (${PIPELINE_BIN}); run \`npm run build:native\``,
+    );
     return 1;
   }
   const res = spawnSync(PIPELINE_BIN, args, { stdio: 'inherit' });
