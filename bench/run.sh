@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `npm run bench [-- --quick]`: every benchmark; each prints a table and writes bench/results/<name>.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=""
+for a in "$@"; do [ "$a" = "--quick" ] && quick="--quick"; done
+shared="${QUIETWAY_SHARED_DATA_DIR:-../shared/data}"
+mkdir -p bench/results
+
+cargo build --release -q -p quietway-bench -p quietway-graph-pipeline
+
+echo "== Graph build: nyc-manhattan-below-42nd.osm.pbf"
+out=$(mktemp -d)
+target/release/quietway-build-graph --city nyc --osm "$shared/osm/nyc-manhattan-below-42nd.osm.pbf" \
+  --out "$out" --shared-data "$shared" --quiet --summary-json "$out/summary.json"
+node -e '
+const fs = require("fs");
+const s = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+const os = require("os");
+const { execSync } = require("child_process");
+let commit = ""; try { commit = execSync("git rev-parse --short HEAD").toString().trim(); } catch {}
+const result = { name: "graph-build", machine: { cpu: os.cpus()[0].model, cores: os.cpus().length, commit }, ...s };
+fs.writeFileSync("bench/results/graph-build.json", JSON.stringify(result, null, 2));
+console.log(`| extract | entities | entities/s | graph nodes | arcs | time (s) | peak memory (MB) |`);
+console.log(`|---|---|---|---|---|---|---|`);
+console.log(`| ${process.argv[2]} | ${s.entities} | ${Math.round(s.entities_per_second)} | ${s.graph_nodes} | ${s.graph_arcs} | ${s.seconds.toFixed(2)} | ${(s.peak_memory_bytes / 1e6).toFixed(0)} |`);
+' "$out/summary.json" nyc-manhattan-below-42nd
+rm -rf "$out"
+
+echo
+echo "== Engine: queries, customization, updates"
+target/release/engine-bench $quick --shared-data "$shared" --out bench/results/engine.json
