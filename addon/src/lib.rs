@@ -20,7 +20,10 @@ pub fn engine_version() -> String {
 /// Great-circle distance in metres between two `[lon, lat]` positions.
 #[napi]
 pub fn haversine_meters(from: Vec<f64>, to: Vec<f64>) -> Result<f64> {
-    Ok(haversine_m(to_lon_lat(&from, "from")?, to_lon_lat(&to, "to")?))
+    Ok(haversine_m(
+        to_lon_lat(&from, "from")?,
+        to_lon_lat(&to, "to")?,
+    ))
 }
 
 fn invalid(msg: impl Into<String>) -> Error {
@@ -29,8 +32,12 @@ fn invalid(msg: impl Into<String>) -> Error {
 
 fn to_lon_lat(v: &[f64], what: &str) -> Result<LonLat> {
     match v {
-        [lon, lat] if (-180.0..=180.0).contains(lon) && (-90.0..=90.0).contains(lat) => Ok(LonLat::new(*lon, *lat)),
-        _ => Err(invalid(format!("{what} must be a [longitude, latitude] pair in range"))),
+        [lon, lat] if (-180.0..=180.0).contains(lon) && (-90.0..=90.0).contains(lat) => {
+            Ok(LonLat::new(*lon, *lat))
+        }
+        _ => Err(invalid(format!(
+            "{what} must be a [longitude, latitude] pair in range"
+        ))),
     }
 }
 
@@ -98,7 +105,11 @@ fn to_request(input: RouteInput) -> Result<(RouteRequest, bool)> {
     let profile = match input.profile.as_str() {
         "cycling" => Profile::Cycling,
         "walking" => Profile::Walking,
-        other => return Err(invalid(format!("profile must be cycling or walking, not '{other}'"))),
+        other => {
+            return Err(invalid(format!(
+                "profile must be cycling or walking, not '{other}'"
+            )));
+        }
     };
     if !(2..=25).contains(&input.coordinates.len()) {
         return Err(invalid("coordinates must hold 2 to 25 waypoints"));
@@ -126,7 +137,11 @@ fn to_request(input: RouteInput) -> Result<(RouteRequest, bool)> {
     ))
 }
 
-fn describe(city: &City, req: &RouteRequest, ebike: bool) -> std::result::Result<Option<RouteOutput>, String> {
+fn describe(
+    city: &City,
+    req: &RouteRequest,
+    ebike: bool,
+) -> std::result::Result<Option<RouteOutput>, String> {
     let route = match city.route(req) {
         Ok(Some(r)) => r,
         Ok(None) => return Ok(None),
@@ -180,7 +195,11 @@ fn describe(city: &City, req: &RouteRequest, ebike: bool) -> std::result::Result
             }
         })
         .collect();
-    Ok(Some(RouteOutput { legs, waypoints, metric: route.metric.name().to_string() }))
+    Ok(Some(RouteOutput {
+        legs,
+        waypoints,
+        metric: route.metric.name().to_string(),
+    }))
 }
 
 pub struct RouteTask {
@@ -240,10 +259,20 @@ impl Task for OneToManyTask {
     type JsValue = Vec<NearestTarget>;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        let found = self.city.one_to_many(self.origin, &self.targets, self.k, self.kind, self.departure, self.max_seconds);
+        let found = self.city.one_to_many(
+            self.origin,
+            &self.targets,
+            self.k,
+            self.kind,
+            self.departure,
+            self.max_seconds,
+        );
         Ok(found
             .into_iter()
-            .map(|(i, c)| NearestTarget { index: i as u32, cost: c as f64 / quietway_engine::metric::WEIGHT_PER_SECOND })
+            .map(|(i, c)| NearestTarget {
+                index: i as u32,
+                cost: c as f64 / quietway_engine::metric::WEIGHT_PER_SECOND,
+            })
             .collect())
     }
 
@@ -280,7 +309,9 @@ pub struct AvoidanceInput {
 }
 
 fn to_schedule(s: &ScheduleInput) -> Result<Schedule> {
-    let need = |v: Option<u32>, what: &str| v.ok_or_else(|| invalid(format!("a weekly schedule needs {what}")));
+    let need = |v: Option<u32>, what: &str| {
+        v.ok_or_else(|| invalid(format!("a weekly schedule needs {what}")))
+    };
     let schedule = match s.kind.as_str() {
         "always" => Schedule::Always,
         "weekly" => Schedule::Weekly {
@@ -289,10 +320,18 @@ fn to_schedule(s: &ScheduleInput) -> Result<Schedule> {
             end_minute: need(s.end_minute, "endMinute")?.min(u16::MAX as u32) as u16,
         },
         "once" => Schedule::Once {
-            start: s.start.ok_or_else(|| invalid("a one-time schedule needs start"))?,
-            end: s.end.ok_or_else(|| invalid("a one-time schedule needs end"))?,
+            start: s
+                .start
+                .ok_or_else(|| invalid("a one-time schedule needs start"))?,
+            end: s
+                .end
+                .ok_or_else(|| invalid("a one-time schedule needs end"))?,
         },
-        other => return Err(invalid(format!("schedule kind must be always, weekly or once, not '{other}'"))),
+        other => {
+            return Err(invalid(format!(
+                "schedule kind must be always, weekly or once, not '{other}'"
+            )));
+        }
     };
     schedule.validate().map_err(invalid)?;
     Ok(schedule)
@@ -345,8 +384,12 @@ impl Task for LoadTask {
             Some(json) => Some(WeightingModel::from_json(json).map_err(invalid)?),
             None => None,
         };
-        let city = City::load(self.path.as_ref(), model)
-            .map_err(|e| Error::new(Status::GenericFailure, format!("cannot load graph {}: {e}", self.path)))?;
+        let city = City::load(self.path.as_ref(), model).map_err(|e| {
+            Error::new(
+                Status::GenericFailure,
+                format!("cannot load graph {}: {e}", self.path),
+            )
+        })?;
         Ok(Arc::new(city))
     }
 
@@ -365,8 +408,13 @@ pub fn load_city(path: String, weighting: Option<String>) -> AsyncTask<LoadTask>
 fn metric_kind(profile: &str, supersafe: Option<bool>, night: Option<bool>) -> Result<MetricKind> {
     match profile {
         "walking" => Ok(MetricKind::Walking),
-        "cycling" => Ok(MetricKind::cycling(supersafe.unwrap_or(true), night.unwrap_or(false))),
-        other => Err(invalid(format!("profile must be cycling or walking, not '{other}'"))),
+        "cycling" => Ok(MetricKind::cycling(
+            supersafe.unwrap_or(true),
+            night.unwrap_or(false),
+        )),
+        other => Err(invalid(format!(
+            "profile must be cycling or walking, not '{other}'"
+        ))),
     }
 }
 
@@ -376,7 +424,11 @@ impl Engine {
     #[napi(ts_return_type = "Promise<RouteOutput | null>")]
     pub fn route(&self, input: RouteInput) -> Result<AsyncTask<RouteTask>> {
         let (req, ebike) = to_request(input)?;
-        Ok(AsyncTask::new(RouteTask { city: self.city.clone(), req, ebike }))
+        Ok(AsyncTask::new(RouteTask {
+            city: self.city.clone(),
+            req,
+            ebike,
+        }))
     }
 
     /// The `k` nearest targets by network cost (bike-share stations, parking).
@@ -409,7 +461,11 @@ impl Engine {
         let severity = match input.severity.as_str() {
             "closed" => Severity::Closed,
             "avoid" => Severity::Avoid,
-            other => return Err(invalid(format!("severity must be closed or avoid, not '{other}'"))),
+            other => {
+                return Err(invalid(format!(
+                    "severity must be closed or avoid, not '{other}'"
+                )));
+            }
         };
         let mut arcs = input.arcs.unwrap_or_default();
         for w in input.way_ids.unwrap_or_default() {
@@ -420,7 +476,12 @@ impl Engine {
         }
         let count = arcs.len() as u32;
         self.city
-            .add_avoidance(Avoidance { id: input.id, arcs, severity, schedule: to_schedule(&input.schedule)? })
+            .add_avoidance(Avoidance {
+                id: input.id,
+                arcs,
+                severity,
+                schedule: to_schedule(&input.schedule)?,
+            })
             .map_err(invalid)?;
         Ok(count)
     }
@@ -450,7 +511,11 @@ impl Engine {
                         Some(f) if f.is_finite() && f > 0.0 => ArcChange::Factor(f),
                         _ => return Err(invalid("a factor change needs a positive factor")),
                     },
-                    other => return Err(invalid(format!("change kind must be factor, closed or reset, not '{other}'"))),
+                    other => {
+                        return Err(invalid(format!(
+                            "change kind must be factor, closed or reset, not '{other}'"
+                        )));
+                    }
                 };
                 Ok((c.arc, change))
             })
@@ -498,5 +563,8 @@ impl Engine {
 /// Safety classes in the order the engine ranks them, best first (for documentation and tests).
 #[napi]
 pub fn safety_classes() -> Vec<String> {
-    SafetyClass::ALL.iter().map(|c| c.name().to_string()).collect()
+    SafetyClass::ALL
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect()
 }

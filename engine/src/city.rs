@@ -708,7 +708,12 @@ impl City {
         self.graph.arc_geometry(p.arc, &mut pts);
         let seg: Vec<f64> = pts
             .windows(2)
-            .map(|w| crate::geo::haversine_m(crate::geo::LonLat::new(w[0][0], w[0][1]), crate::geo::LonLat::new(w[1][0], w[1][1])))
+            .map(|w| {
+                crate::geo::haversine_m(
+                    crate::geo::LonLat::new(w[0][0], w[0][1]),
+                    crate::geo::LonLat::new(w[1][0], w[1][1]),
+                )
+            })
             .collect();
         let total: f64 = seg.iter().sum();
         let (from, to) = (p.from * total, p.to * total);
@@ -716,8 +721,15 @@ impl City {
             let mut acc = 0.0;
             for (i, &l) in seg.iter().enumerate() {
                 if acc + l >= d || i + 1 == seg.len() {
-                    let u = if l > 0.0 { ((d - acc) / l).clamp(0.0, 1.0) } else { 0.0 };
-                    return [pts[i][0] + u * (pts[i + 1][0] - pts[i][0]), pts[i][1] + u * (pts[i + 1][1] - pts[i][1])];
+                    let u = if l > 0.0 {
+                        ((d - acc) / l).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    };
+                    return [
+                        pts[i][0] + u * (pts[i + 1][0] - pts[i][0]),
+                        pts[i][1] + u * (pts[i + 1][1] - pts[i][1]),
+                    ];
                 }
                 acc += l;
             }
@@ -748,7 +760,8 @@ impl City {
         for p in &leg.pieces {
             let frac = p.to - p.from;
             s.distance_m += self.graph.arc_length_m(p.arc) as f64 * frac;
-            s.duration_s += model.duration_s(&self.graph, p.arc, profile == Profile::Cycling, ebike) * frac;
+            s.duration_s +=
+                model.duration_s(&self.graph, p.arc, profile == Profile::Cycling, ebike) * frac;
             if elevation {
                 s.elevation_gain_m += self.graph.arc_climb_m(p.arc) as f64 * frac;
                 s.elevation_loss_m += self.graph.arc_descent_m(p.arc) as f64 * frac;
@@ -765,7 +778,9 @@ impl City {
     /// Directed arcs of an OSM way (avoidances and reports name ways).
     pub fn arcs_of_way(&self, way_osm_id: i64) -> Vec<ArcId> {
         match self.graph.way_osm_id.iter().position(|&w| w == way_osm_id) {
-            Some(w) => (0..self.graph.arc_count() as ArcId).filter(|&a| self.graph.arc_way(a) == w as u32).collect(),
+            Some(w) => (0..self.graph.arc_count() as ArcId)
+                .filter(|&a| self.graph.arc_way(a) == w as u32)
+                .collect(),
             None => Vec::new(),
         }
     }
