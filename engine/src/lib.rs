@@ -16,8 +16,8 @@ pub mod snap;
 /// The engine's version, as built (the crate version).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 #[cfg(test)]
 mod differential_tests;

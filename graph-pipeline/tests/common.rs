@@ -65,3 +65,35 @@ pub fn arc(g: &CityGraph, way: i64, from: i64, to: i64) -> (u32, ArcAttrs) {
         .map(|(a, _, _, attrs)| (a, attrs))
         .unwrap_or_else(|| panic!("no arc {from}→{to} on way {way}"))
 }
+
+/// Every shared OSM extract with the city it belongs to.
+pub fn shared_extracts() -> Vec<(String, PathBuf)> {
+    let dir = shared_data().join("osm");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.extend(
+        std::fs::read_dir(dir.join("london-xml"))
+            .unwrap()
+            .map(|e| e.unwrap().path()),
+    );
+    files.retain(|p| p.is_file());
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let s = f.to_string_lossy();
+            let city = if s.contains("chicago") {
+                "chicago"
+            } else if s.contains("london") {
+                "london"
+            } else if s.contains("oakland") {
+                "sf-bay-area"
+            } else {
+                "nyc"
+            };
+            (city.to_string(), f)
+        })
+        .collect()
+}

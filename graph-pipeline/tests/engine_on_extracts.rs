@@ -11,56 +11,10 @@ use quietway_engine::city::{City, Profile, RouteRequest};
 use quietway_engine::graph::CityGraph;
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::path::PathBuf;
+use quietway_engine::testing::{Rng, reference_dijkstra};
 
 fn reference(g: &CityGraph, w: &[Weight], sources: &[(u32, Weight)]) -> Vec<Weight> {
-    let n = g.node_count();
-    let mut out: Vec<Vec<(u32, Weight)>> = vec![Vec::new(); n];
-    for e in 0..g.edge_count() {
-        if w[2 * e] < INF_WEIGHT {
-            out[g.edge_tail[e] as usize].push((g.edge_head[e], w[2 * e]));
-        }
-        if w[2 * e + 1] < INF_WEIGHT {
-            out[g.edge_head[e] as usize].push((g.edge_tail[e], w[2 * e + 1]));
-        }
-    }
-    let mut dist = vec![INF_WEIGHT; n];
-    let mut heap = BinaryHeap::new();
-    for &(s, d) in sources {
-        if d < dist[s as usize] {
-            dist[s as usize] = d;
-            heap.push(Reverse((d, s)));
-        }
-    }
-    while let Some(Reverse((d, v))) = heap.pop() {
-        if d > dist[v as usize] {
-            continue;
-        }
-        for &(x, c) in &out[v as usize] {
-            let nd = d.saturating_add(c).min(INF_WEIGHT);
-            if nd < dist[x as usize] {
-                dist[x as usize] = nd;
-                heap.push(Reverse((nd, x)));
-            }
-        }
-    }
-    dist
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
+    reference_dijkstra(g.node_count(), &g.edge_tail, &g.edge_head, w, sources)
 }
 
 fn seed() -> u64 {
@@ -73,37 +27,6 @@ fn seed() -> u64 {
                 .unwrap()
                 .as_nanos() as u64
         })
-}
-
-fn extracts() -> Vec<(String, PathBuf)> {
-    let dir = shared_data().join("osm");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.extend(
-        std::fs::read_dir(dir.join("london-xml"))
-            .unwrap()
-            .map(|e| e.unwrap().path()),
-    );
-    files.retain(|p| p.is_file());
-    files.sort();
-    files
-        .into_iter()
-        .map(|f| {
-            let s = f.to_string_lossy();
-            let city = if s.contains("chicago") {
-                "chicago"
-            } else if s.contains("london") {
-                "london"
-            } else if s.contains("oakland") {
-                "sf-bay-area"
-            } else {
-                "nyc"
-            };
-            (city.to_string(), f)
-        })
-        .collect()
 }
 
 fn check_city(city: &City, rng: &mut Rng, seed: u64, name: &str, pairs: usize) {
@@ -147,7 +70,7 @@ fn every_extract_every_metric_matches_dijkstra() {
     let seed = seed();
     eprintln!("engine_on_extracts seed {seed}");
     let mut rng = Rng(seed);
-    for (city_id, file) in extracts() {
+    for (city_id, file) in shared_extracts() {
         let name = file.file_name().unwrap().to_string_lossy().to_string();
         let (g, _) = build_city(&city_id, std::slice::from_ref(&file), 25).unwrap();
         let city = City::from_graph(g, "test".into(), None).unwrap();

@@ -4,37 +4,14 @@ mod common;
 
 use common::*;
 use quietway_engine::graph::{BikeAccess, SafetyClass};
-use std::path::PathBuf;
-
-fn city_for(file: &str) -> &'static str {
-    if file.contains("chicago") {
-        "chicago"
-    } else if file.contains("london") {
-        "london"
-    } else if file.contains("oakland") {
-        "sf-bay-area"
-    } else {
-        "nyc"
-    }
-}
 
 #[test]
 fn every_shared_extract_builds() {
-    let dir = shared_data().join("osm");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.extend(
-        std::fs::read_dir(dir.join("london-xml"))
-            .unwrap()
-            .map(|e| e.unwrap().path()),
-    );
-    files.retain(|p| p.is_file());
+    let files = shared_extracts();
     assert!(files.len() >= 15);
-    for f in files {
+    for (city, f) in files {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
-        let (g, report) = build_city(city_for(&f.to_string_lossy()), std::slice::from_ref(&f), 25)
+        let (g, report) = build_city(&city, std::slice::from_ref(&f), 25)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(g.edge_count() > 50, "{name}: {} edges", g.edge_count());
         assert!(report.bike_arcs > 0 && report.foot_arcs > 0, "{name}");

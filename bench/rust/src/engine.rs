@@ -10,26 +10,13 @@ use quietway_engine::city::{ArcChange, City};
 use quietway_engine::dijkstra::Dijkstra;
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
+use quietway_engine::testing::Rng;
 use quietway_graph_pipeline::build::{BuildInput, build};
 use quietway_graph_pipeline::city::{load_cities, read_boundary};
 use quietway_graph_pipeline::progress::Progress;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// Percentiles in microseconds of per-operation times given in nanoseconds.
 fn summary(mut ns: Vec<u64>) -> Value {
