@@ -95,6 +95,8 @@ pub struct City {
     /// the network. Waypoints snap to those first, so a point beside a cut-off fragment (a one-way
     /// trap at the extract's edge, a courtyard path) still gets a route.
     well_connected: [Vec<bool>; 2],
+    /// Arcs per way (CSR over way indices), for avoidances and reports that name OSM ways.
+    way_arcs: (Vec<u32>, Vec<ArcId>),
     state: RwLock<State>,
     queries: Mutex<Vec<CchQuery>>,
     dijkstras: Mutex<Vec<Dijkstra>>,
@@ -137,6 +139,7 @@ impl City {
             }),
             well_connected_edges(&graph, &adjacency, |a| graph.arc_attrs[a as usize].foot()),
         ];
+        let way_arcs = arcs_by_way(&graph);
         let arc_changes = HashMap::new();
         let base = customize_all(&graph, &cch, &model, &arc_changes);
         Ok(City {
@@ -146,6 +149,7 @@ impl City {
             inputs_of,
             adjacency,
             snap_index,
+            way_arcs,
             well_connected,
             state: RwLock::new(State {
                 model,
@@ -622,6 +626,24 @@ impl City {
     }
 }
 
+fn arcs_by_way(g: &CityGraph) -> (Vec<u32>, Vec<ArcId>) {
+    let mut first = vec![0u32; g.way_count() + 1];
+    for a in 0..g.arc_count() as ArcId {
+        first[g.arc_way(a) as usize + 1] += 1;
+    }
+    for w in 0..g.way_count() {
+        first[w + 1] += first[w];
+    }
+    let mut fill = first.clone();
+    let mut arcs = vec![0; g.arc_count()];
+    for a in 0..g.arc_count() as ArcId {
+        let w = g.arc_way(a) as usize;
+        arcs[fill[w] as usize] = a;
+        fill[w] += 1;
+    }
+    (first, arcs)
+}
+
 /// Edges whose both ends lie in one strongly connected component of at least a tenth of the largest
 /// (and at least 20 nodes) for a profile.
 fn well_connected_edges(
@@ -777,11 +799,10 @@ impl City {
 
     /// Directed arcs of an OSM way (avoidances and reports name ways).
     pub fn arcs_of_way(&self, way_osm_id: i64) -> Vec<ArcId> {
-        match self.graph.way_osm_id.iter().position(|&w| w == way_osm_id) {
-            Some(w) => (0..self.graph.arc_count() as ArcId)
-                .filter(|&a| self.graph.arc_way(a) == w as u32)
-                .collect(),
-            None => Vec::new(),
+        let (first, arcs) = &self.way_arcs;
+        match self.graph.way_osm_id.binary_search(&way_osm_id) {
+            Ok(w) => arcs[first[w] as usize..first[w + 1] as usize].to_vec(),
+            Err(_) => Vec::new(),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! failure reproduces: `QW_SEED=<seed> cargo test -p quietway-engine differential`.
 
 use crate::cch::{Cch, INF_WEIGHT};
-use crate::order::order_for;
+use crate::order::{edge_pairs, order_for};
 use crate::query::CchQuery;
 use crate::testing::{Rng, random_graph, reference_dijkstra};
 
@@ -26,13 +26,7 @@ fn differential_random_graphs_queries_and_paths() {
         let mut rng = Rng(seed);
         let n = 50 + rng.below(400) as usize;
         let g = random_graph(&mut rng, n);
-        let mut pairs: Vec<(u32, u32)> = g
-            .tails
-            .iter()
-            .zip(&g.heads)
-            .filter(|(t, h)| t != h)
-            .map(|(&t, &h)| (t.min(h), t.max(h)))
-            .collect();
+        let mut pairs = edge_pairs(&g.tails, &g.heads);
         let order = order_for(n, &mut pairs, &g.coords);
         let cch = Cch::new(n, &g.tails, &g.heads, &order);
         let metric = cch.customize(&g.weights);
@@ -83,13 +77,7 @@ fn differential_multi_seed_queries() {
         let mut rng = Rng(seed ^ 0xabc);
         let n = 100 + rng.below(200) as usize;
         let g = random_graph(&mut rng, n);
-        let mut pairs: Vec<(u32, u32)> = g
-            .tails
-            .iter()
-            .zip(&g.heads)
-            .filter(|(t, h)| t != h)
-            .map(|(&t, &h)| (t.min(h), t.max(h)))
-            .collect();
+        let mut pairs = edge_pairs(&g.tails, &g.heads);
         let order = order_for(n, &mut pairs, &g.coords);
         let cch = Cch::new(n, &g.tails, &g.heads, &order);
         let metric = cch.customize(&g.weights);
@@ -127,13 +115,7 @@ fn partial_customization_equals_full_customization() {
         let mut rng = Rng(seed ^ 0x5eed);
         let n = 100 + rng.below(300) as usize;
         let g = random_graph(&mut rng, n);
-        let mut pairs: Vec<(u32, u32)> = g
-            .tails
-            .iter()
-            .zip(&g.heads)
-            .filter(|(t, h)| t != h)
-            .map(|(&t, &h)| (t.min(h), t.max(h)))
-            .collect();
+        let mut pairs = edge_pairs(&g.tails, &g.heads);
         let order = order_for(n, &mut pairs, &g.coords);
         let cch = Cch::new(n, &g.tails, &g.heads, &order);
         let inputs_of = cch.inputs_by_arc();

@@ -463,6 +463,9 @@ impl CityGraph {
         ] {
             same(name, len, w)?;
         }
+        if self.way_osm_id.windows(2).any(|p| p[0] >= p[1]) {
+            return Err("way ids are not strictly ascending".into());
+        }
         let strings = self.string_first.len().saturating_sub(1);
         if self.string_first.is_empty()
             || self.string_first.last().copied().unwrap_or(0) as usize != self.string_bytes.len()

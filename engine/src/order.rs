@@ -17,14 +17,18 @@ pub fn nested_dissection_order(g: &CityGraph) -> Vec<NodeId> {
             [lon * lat.to_radians().cos().max(0.1), lat]
         })
         .collect();
-    let mut pairs: Vec<(u32, u32)> = g
-        .edge_tail
+    let mut pairs = edge_pairs(&g.edge_tail, &g.edge_head);
+    order_for(g.node_count(), &mut pairs, &coords)
+}
+
+/// The undirected node pairs `(low id, high id)` of edges, loops left out: what the ordering needs.
+pub fn edge_pairs(tails: &[NodeId], heads: &[NodeId]) -> Vec<(u32, u32)> {
+    tails
         .iter()
-        .zip(&g.edge_head)
+        .zip(heads)
         .filter(|(t, h)| t != h)
         .map(|(&t, &h)| (t.min(h), t.max(h)))
-        .collect();
-    order_for(g.node_count(), &mut pairs, &coords)
+        .collect()
 }
 
 /// Nested-dissection order of any undirected graph with node coordinates.

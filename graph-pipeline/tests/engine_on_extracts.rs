@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use quietway_engine::avoid::{Avoidance, Schedule, Severity};
-use quietway_engine::cch::{INF_WEIGHT, Weight};
+use quietway_engine::cch::{CustomizedMetric, INF_WEIGHT, Weight};
 use quietway_engine::city::{City, Profile, RouteRequest};
 use quietway_engine::graph::CityGraph;
 use quietway_engine::metric::MetricKind;
@@ -29,40 +29,46 @@ fn seed() -> u64 {
         })
 }
 
-fn check_city(city: &City, rng: &mut Rng, seed: u64, name: &str, pairs: usize) {
+/// Queries between random nodes on one metric equal Dijkstra's distances, and their unpacked paths run
+/// from source to target with exactly that weight; the hierarchy's invariants hold.
+fn check_metric(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &str, pairs: usize) {
     let g = &city.graph;
     let n = g.node_count() as u64;
     let mut q = CchQuery::new(&city.cch);
-    for kind in MetricKind::ALL {
-        let metric = city.metric(kind, None);
-        city.cch
-            .check(Some(&metric))
-            .unwrap_or_else(|e| panic!("{name} {kind:?}: {e}"));
-        for _ in 0..pairs {
-            let (s, t) = (rng.below(n) as u32, rng.below(n) as u32);
-            let want = reference(g, &metric.input_weights, &[(s, 0)])[t as usize];
-            q.reset()
-                .add_source(s, 0, &city.cch)
-                .add_target(t, 0, &city.cch)
-                .run(&city.cch, &metric);
-            assert_eq!(q.distance(), want, "{name} {kind:?} seed {seed}: {s} → {t}");
-            if want < INF_WEIGHT {
-                let path = q.arc_path(&city.cch, &metric);
-                let total: u64 = path
-                    .iter()
-                    .map(|&a| metric.input_weights[a as usize] as u64)
-                    .sum();
-                assert_eq!(
-                    total, want as u64,
-                    "{name} {kind:?} seed {seed}: path weight"
-                );
-                if let (Some(&first), Some(&last)) = (path.first(), path.last()) {
-                    assert_eq!(g.arc_tail(first), s);
-                    assert_eq!(g.arc_head(last), t);
-                }
+    city.cch
+        .check(Some(metric))
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    for _ in 0..pairs {
+        let (s, t) = (rng.below(n) as u32, rng.below(n) as u32);
+        let want = reference(g, &metric.input_weights, &[(s, 0)])[t as usize];
+        q.reset()
+            .add_source(s, 0, &city.cch)
+            .add_target(t, 0, &city.cch)
+            .run(&city.cch, metric);
+        assert_eq!(q.distance(), want, "{label}: {s} → {t}");
+        if want < INF_WEIGHT {
+            let path = q.arc_path(&city.cch, metric);
+            let total: u64 = path
+                .iter()
+                .map(|&a| metric.input_weights[a as usize] as u64)
+                .sum();
+            assert_eq!(total, want as u64, "{label}: path weight");
+            if let (Some(&first), Some(&last)) = (path.first(), path.last()) {
+                assert_eq!(g.arc_tail(first), s, "{label}");
+                assert_eq!(g.arc_head(last), t, "{label}");
             }
         }
     }
+}
+
+fn lower_manhattan() -> City {
+    let (g, _) = build_city(
+        "nyc",
+        &[shared_data().join("osm/nyc-lower-manhattan.osm.pbf")],
+        25,
+    )
+    .unwrap();
+    City::from_graph(g, "test".into(), None).unwrap()
 }
 
 #[test]
@@ -74,7 +80,16 @@ fn every_extract_every_metric_matches_dijkstra() {
         let name = file.file_name().unwrap().to_string_lossy().to_string();
         let (g, _) = build_city(&city_id, std::slice::from_ref(&file), 25).unwrap();
         let city = City::from_graph(g, "test".into(), None).unwrap();
-        check_city(&city, &mut rng, seed, &name, 25);
+        for kind in MetricKind::ALL {
+            let metric = city.metric(kind, None);
+            check_metric(
+                &city,
+                &metric,
+                &mut rng,
+                &format!("{name} {kind:?} seed {seed}"),
+                25,
+            );
+        }
     }
 }
 
@@ -83,13 +98,7 @@ fn avoidances_change_cycling_metrics_only_and_match_dijkstra() {
     let seed = seed();
     eprintln!("avoidances seed {seed}");
     let mut rng = Rng(seed ^ 77);
-    let (g, _) = build_city(
-        "nyc",
-        &[shared_data().join("osm/nyc-lower-manhattan.osm.pbf")],
-        25,
-    )
-    .unwrap();
-    let city = City::from_graph(g, "test".into(), None).unwrap();
+    let city = lower_manhattan();
     let arcs = city.graph.arc_count() as u64;
     let closed: Vec<u32> = (0..200).map(|_| rng.below(arcs) as u32).collect();
     let avoided: Vec<u32> = (0..200).map(|_| rng.below(arcs) as u32).collect();
@@ -122,7 +131,7 @@ fn avoidances_change_cycling_metrics_only_and_match_dijkstra() {
                 expect_closed || model.arc_weight(&city.graph, a, kind) >= INF_WEIGHT
             );
         }
-        check_city_metric(&city, &with, &mut rng, seed, kind);
+        check_metric(&city, &with, &mut rng, &format!("{kind:?} seed {seed}"), 40);
     }
     assert!(city.remove_avoidance("c"));
     let after = city.metric(MetricKind::SuperSafeDay, Some(500));
@@ -133,39 +142,12 @@ fn avoidances_change_cycling_metrics_only_and_match_dijkstra() {
     );
 }
 
-fn check_city_metric(
-    city: &City,
-    metric: &quietway_engine::cch::CustomizedMetric,
-    rng: &mut Rng,
-    seed: u64,
-    kind: MetricKind,
-) {
-    let n = city.graph.node_count() as u64;
-    let mut q = CchQuery::new(&city.cch);
-    city.cch.check(Some(metric)).unwrap();
-    for _ in 0..40 {
-        let (s, t) = (rng.below(n) as u32, rng.below(n) as u32);
-        let want = reference(&city.graph, &metric.input_weights, &[(s, 0)])[t as usize];
-        q.reset()
-            .add_source(s, 0, &city.cch)
-            .add_target(t, 0, &city.cch)
-            .run(&city.cch, metric);
-        assert_eq!(q.distance(), want, "{kind:?} seed {seed}");
-    }
-}
-
 #[test]
 fn routes_between_snapped_points_are_shortest() {
     let seed = seed();
     eprintln!("routes seed {seed}");
     let mut rng = Rng(seed ^ 99);
-    let (g, _) = build_city(
-        "nyc",
-        &[shared_data().join("osm/nyc-lower-manhattan.osm.pbf")],
-        25,
-    )
-    .unwrap();
-    let city = City::from_graph(g, "test".into(), None).unwrap();
+    let city = lower_manhattan();
     let g = &city.graph;
     for supersafe in [true, false] {
         let metric = city.metric(MetricKind::cycling(supersafe, false), None);
