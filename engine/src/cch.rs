@@ -292,6 +292,8 @@ impl Cch {
             fw_via: vec![NO_VIA; m],
             bw_via: vec![NO_VIA; m],
             input_weights: input_weights.to_vec(),
+            pruned: std::sync::OnceLock::new(),
+            uses: Default::default(),
         };
         for (i, &w) in input_weights.iter().enumerate() {
             self.seed(i, w, &mut metric);
@@ -420,48 +422,134 @@ impl Cch {
         out
     }
 
-    /// Partial customization: applies new weights of a few input arcs and re-customizes only the
-    /// arcs whose value can change. Every arc an arc affects has a larger id (its lower endpoint is
-    /// higher), so one ascending sweep over a dirty set is a valid processing order.
+    /// Partial customization: applies new weights of a few input arcs and re-customizes only what
+    /// they affect. Arcs are processed in ascending id (every arc an arc influences has a larger
+    /// lower endpoint, hence a larger id). When an arc's weight changes, each arc it forms a lower
+    /// triangle with is fixed in O(1) if the triangle got cheaper, and recomputed from all its
+    /// triangles only if its weight came from this triangle and the triangle got dearer.
+    ///
+    /// Invariant: every arc not marked for recomputation holds the minimum over its input arcs
+    /// and its triangles, each triangle summed from the weights its arcs have announced (the
+    /// current weight once an arc has been processed, the weight before this update until then).
     pub fn update(
         &self,
         metric: &mut CustomizedMetric,
         changes: &[(ArcId, Weight)],
         inputs_of: &[Vec<u32>],
     ) {
-        let mut dirty = vec![0u64; self.arc_count().div_ceil(64)];
-        let mark = |d: &mut [u64], a: u32| d[a as usize >> 6] |= 1 << (a & 63);
+        metric.pruned = std::sync::OnceLock::new();
+        let words = self.arc_count().div_ceil(64);
+        let mut pending = vec![0u64; words];
+        let mut recompute = vec![0u64; words];
+        let set = |d: &mut [u64], a: u32| d[a as usize >> 6] |= 1 << (a & 63);
+        let get = |d: &[u64], a: u32| d[a as usize >> 6] & (1 << (a & 63)) != 0;
+        // Weights of arcs changed before their turn, as they were (`modified` marks the keys, so
+        // the common case, an untouched arc, costs one bit test).
+        let mut old: std::collections::HashMap<u32, (Weight, Weight), IdHash> = Default::default();
+        let mut modified = vec![0u64; words];
         let mut first = usize::MAX;
         for &(input, w) in changes {
             metric.input_weights[input as usize] = w;
             let a = self.input_cch_arc[input as usize];
             if a != u32::MAX {
-                mark(&mut dirty, a);
+                set(&mut pending, a);
+                set(&mut recompute, a);
                 first = first.min(a as usize >> 6);
             }
         }
         if first == usize::MAX {
             return;
         }
-        for word in first..dirty.len() {
-            while dirty[word] != 0 {
-                let bit = dirty[word].trailing_zeros();
-                dirty[word] &= dirty[word] - 1;
+        for word in first..words {
+            while pending[word] != 0 {
+                let bit = pending[word].trailing_zeros();
+                pending[word] &= pending[word] - 1;
                 let a = (word << 6) as u32 | bit;
-                let (old_fw, old_bw) = (metric.fw[a as usize], metric.bw[a as usize]);
-                self.recompute(a as usize, metric, inputs_of);
-                if metric.fw[a as usize] == old_fw && metric.bw[a as usize] == old_bw {
+                let au = a as usize;
+                let (ofw, obw) = if get(&modified, a) {
+                    old[&a]
+                } else {
+                    (metric.fw[au], metric.bw[au])
+                };
+                if get(&recompute, a) {
+                    self.recompute(au, metric, inputs_of);
+                }
+                let (nfw, nbw) = (metric.fw[au], metric.bw[au]);
+                if nfw == ofw && nbw == obw {
                     continue;
                 }
-                // Arc (x, y) appears in the lower triangles of arc (min(y,z), max(y,z)) for z ∈ up(x).
-                let x = self.arc_tail[a as usize] as usize;
-                let y = self.up_head[a as usize];
-                for i in self.up_first[x]..self.up_first[x + 1] {
-                    let z = self.up_head[i as usize];
-                    if z != y
-                        && let Some(b) = self.find_arc(y.min(z), y.max(z))
-                    {
-                        mark(&mut dirty, b);
+                // Arc a = (x, y) forms the lower triangle of arc (min(y,z), max(y,z)) with (x, z),
+                // for every other z in up(x).
+                let x = self.arc_tail[au] as usize;
+                let y = self.up_head[au];
+                let (ys, ye) = (
+                    self.up_first[y as usize] as usize,
+                    self.up_first[y as usize + 1] as usize,
+                );
+                let mut yp = ys;
+                for i in self.up_first[x] as usize..self.up_first[x + 1] as usize {
+                    let z = self.up_head[i];
+                    if z == y {
+                        continue;
+                    }
+                    // The triangle's arcs at x to the lower and the higher endpoint of b.
+                    let (b, lo, hi) = if z > y {
+                        // (y, z) in up(y): both lists ascend, so one forward walk finds them all.
+                        while self.up_head[yp] < z {
+                            yp += 1;
+                        }
+                        debug_assert!(yp < ye && self.up_head[yp] == z);
+                        (yp, au, i)
+                    } else {
+                        let Some(b) = self.find_arc(z, y) else {
+                            unreachable!("chordal supergraph arc ({z}, {y})")
+                        };
+                        (b as usize, i, au)
+                    };
+                    if get(&recompute, b as u32) {
+                        continue;
+                    }
+                    // Sums through x with a's new and old weights. The other arc's weight is the
+                    // one its partners know: if it is still to come (a higher id) and has already
+                    // changed, its change is announced later, against the weight it had before.
+                    let (nf, nb, of, ob) = if lo == au {
+                        let (hf, hb) = if get(&modified, hi as u32) {
+                            old[&(hi as u32)]
+                        } else {
+                            (metric.fw[hi], metric.bw[hi])
+                        };
+                        (add(nbw, hf), add(hb, nfw), add(obw, hf), add(hb, ofw))
+                    } else {
+                        let (lf, lb) = (metric.fw[lo], metric.bw[lo]);
+                        (add(lb, nfw), add(nbw, lf), add(lb, ofw), add(obw, lf))
+                    };
+                    let (cf, cb) = (metric.fw[b], metric.bw[b]);
+                    if (of == cf && nf > of) || (ob == cb && nb > ob) {
+                        if !get(&modified, b as u32) {
+                            set(&mut modified, b as u32);
+                            old.insert(b as u32, (cf, cb));
+                        }
+                        set(&mut recompute, b as u32);
+                        set(&mut pending, b as u32);
+                    } else if nf < cf || nb < cb {
+                        if !get(&modified, b as u32) {
+                            set(&mut modified, b as u32);
+                            old.insert(b as u32, (cf, cb));
+                        }
+                        let (ts, te) = (self.tri_first[b] as usize, self.tri_first[b + 1] as usize);
+                        let t = (ts
+                            + self.tri_xy[ts..te]
+                                .binary_search(&(lo as u32))
+                                .expect("lower triangle")) as u32;
+                        if nf < cf {
+                            metric.fw[b] = nf;
+                            metric.fw_via[b] = t;
+                        }
+                        if nb < cb {
+                            metric.bw[b] = nb;
+                            metric.bw_via[b] = t;
+                        }
+                        set(&mut pending, b as u32);
                     }
                 }
             }
@@ -512,31 +600,222 @@ impl Cch {
     }
 }
 
+/// The upward arcs a query needs under one metric, per direction (CSR by lower endpoint): arcs
+/// that are passable and whose weight no path through higher nodes undercuts. Built by perfect
+/// customization; queries on it relax a fraction of the arcs of the full hierarchy.
+pub struct PrunedGraph {
+    pub fw_first: Vec<u32>,
+    /// (head rank, weight) of each kept arc.
+    pub fw_arcs: Vec<[u32; 2]>,
+    /// The CCH arc each kept arc is (for unpacking).
+    pub fw_cch: Vec<u32>,
+    pub bw_first: Vec<u32>,
+    pub bw_arcs: Vec<[u32; 2]>,
+    pub bw_cch: Vec<u32>,
+    /// Every CCH arc's way of arising with its triangle resolved to the two arcs (`[via, MAX]` for
+    /// an input arc or an impassable one): path unpacking then reads one entry per shortcut
+    /// instead of two. Kept here, not in the metric, so partial updates copy half as much.
+    pub fw_via: Vec<[u32; 2]>,
+    pub bw_via: Vec<[u32; 2]>,
+}
+
+impl PrunedGraph {
+    pub fn memory_bytes(&self) -> usize {
+        4 * (self.fw_first.len()
+            + 3 * self.fw_arcs.len()
+            + self.bw_first.len()
+            + 3 * self.bw_arcs.len()
+            + 2 * self.fw_via.len()
+            + 2 * self.bw_via.len())
+    }
+}
+
+impl Cch {
+    /// Perfect customization (every arc's weight becomes the distance between its endpoints), then
+    /// the pruned query graph of the arcs it did not improve. Top-down over the elimination tree:
+    /// an arc's weight is final once every arc above its lower endpoint is, and disjoint subtrees
+    /// run in parallel.
+    pub fn prune(&self, metric: &CustomizedMetric) -> PrunedGraph {
+        let (mut pf, mut pb) = (metric.fw.clone(), metric.bw.clone());
+        let raw = RawPair {
+            fw: pf.as_mut_ptr(),
+            bw: pb.as_mut_ptr(),
+        };
+        let roots: Vec<u32> = (0..self.node_count() as u32)
+            .filter(|&x| self.etree_parent[x as usize] == u32::MAX)
+            .collect();
+        rayon::scope(|s| {
+            for &r in &roots {
+                let raw = &raw;
+                s.spawn(move |_| self.perfect_subtree(r, raw));
+            }
+        });
+        let n = self.node_count();
+        let build = |basic: &[Weight], perfect: &[Weight]| {
+            let mut first = Vec::with_capacity(n + 1);
+            let (mut arcs, mut ids) = (Vec::new(), Vec::new());
+            first.push(0u32);
+            for x in 0..n {
+                for a in self.up_first[x] as usize..self.up_first[x + 1] as usize {
+                    if perfect[a] < INF_WEIGHT && perfect[a] == basic[a] {
+                        arcs.push([self.up_head[a], perfect[a]]);
+                        ids.push(a as u32);
+                    }
+                }
+                first.push(arcs.len() as u32);
+            }
+            (first, arcs, ids)
+        };
+        let (fw_first, fw_arcs, fw_cch) = build(&metric.fw, &pf);
+        let (bw_first, bw_arcs, bw_cch) = build(&metric.bw, &pb);
+        PrunedGraph {
+            fw_first,
+            fw_arcs,
+            fw_cch,
+            bw_first,
+            bw_arcs,
+            bw_cch,
+            fw_via: self.via_pairs(&metric.fw_via),
+            bw_via: self.via_pairs(&metric.bw_via),
+        }
+    }
+
+    fn perfect_subtree(&self, root: u32, raw: &RawPair) {
+        const PARALLEL_NODES: u32 = 2048;
+        let lo = root + 1 - self.subtree_size[root as usize];
+        if self.subtree_size[root as usize] < PARALLEL_NODES {
+            self.perfect_ranks(lo, root, raw);
+            return;
+        }
+        let mut x = root;
+        loop {
+            let kids = &self.child
+                [self.child_first[x as usize] as usize..self.child_first[x as usize + 1] as usize];
+            if kids.len() == 1 {
+                x = kids[0];
+                continue;
+            }
+            self.perfect_ranks(x, root, raw);
+            rayon::scope(|s| {
+                for &c in kids {
+                    s.spawn(move |_| self.perfect_subtree(c, raw));
+                }
+            });
+            return;
+        }
+    }
+
+    /// Perfect customization of the arcs whose lower endpoint lies in `lo..=hi`, top down: each
+    /// arc (y, z) tightens the two arcs below it in every lower triangle.
+    fn perfect_ranks(&self, lo: u32, hi: u32, raw: &RawPair) {
+        let (a0, a1) = (
+            self.up_first[lo as usize] as usize,
+            self.up_first[hi as usize + 1] as usize,
+        );
+        for b in (a0..a1).rev() {
+            // SAFETY: as in `relax_ranks`, with the roles reversed: this task writes only arcs whose
+            // lower endpoint lies in its subtree and reads arcs above them, which are final.
+            unsafe {
+                let (fb, bb) = (*raw.fw.add(b), *raw.bw.add(b));
+                for t in self.tri_first[b] as usize..self.tri_first[b + 1] as usize {
+                    let (xy, xz) = (
+                        *self.tri_xy.get_unchecked(t) as usize,
+                        *self.tri_xz.get_unchecked(t) as usize,
+                    );
+                    let (fxy, bxy) = (*raw.fw.add(xy), *raw.bw.add(xy));
+                    let (fxz, bxz) = (*raw.fw.add(xz), *raw.bw.add(xz));
+                    // x → y → z, z → y → x, x → z → y, y → z → x.
+                    *raw.fw.add(xz) = fxz.min(add(fxy, fb));
+                    *raw.bw.add(xz) = bxz.min(add(bb, bxy));
+                    *raw.fw.add(xy) = fxy.min(add(fxz, bb));
+                    *raw.bw.add(xy) = bxy.min(add(fb, bxz));
+                }
+            }
+        }
+    }
+}
+
+struct RawPair {
+    fw: *mut Weight,
+    bw: *mut Weight,
+}
+// SAFETY: shared only inside `prune`, where tasks touch disjoint arc ranges.
+unsafe impl Sync for RawPair {}
+unsafe impl Send for RawPair {}
+
+/// Hashing for arc ids: one multiplication (SipHash would be the cost centre of a partial update).
+#[derive(Default, Clone, Copy)]
+struct IdHasher(u64);
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+type IdHash = std::hash::BuildHasherDefault<IdHasher>;
+
 /// Raw views of a metric's arrays for the parallel customization.
 struct RawMetric {
     fw: *mut Weight,
     bw: *mut Weight,
-    fw_via: *mut u32,
-    bw_via: *mut u32,
+    fw_via: *mut Via,
+    bw_via: *mut Via,
 }
 // SAFETY: shared only inside `customize`, where tasks touch disjoint arc ranges.
 unsafe impl Sync for RawMetric {}
 unsafe impl Send for RawMetric {}
 
 pub const INPUT_BIT: u32 = 1 << 31;
-pub const NO_VIA: u32 = u32::MAX;
+/// How a shortcut weight arises: `INPUT_BIT | input arc`, a lower triangle's index, or `NO_VIA`
+/// (impassable).
+pub type Via = u32;
+pub const NO_VIA: Via = u32::MAX;
 
 /// Shortcut weights of one metric, and how to unpack each shortcut.
-#[derive(Clone)]
 pub struct CustomizedMetric {
     pub fw: Vec<Weight>,
     pub bw: Vec<Weight>,
-    /// `INPUT_BIT | input arc` when an input arc gives the weight, a triangle index when a lower
-    /// triangle does, `NO_VIA` when impassable.
-    pub fw_via: Vec<u32>,
-    pub bw_via: Vec<u32>,
+    /// How each weight arises (see [`Via`]).
+    pub fw_via: Vec<Via>,
+    pub bw_via: Vec<Via>,
     /// The input weights this metric was customized with.
     pub input_weights: Vec<Weight>,
+    /// The pruned query graph, once [`Cch::prune`] has run for these weights; queries use it when
+    /// present and the full hierarchy until then (a fresh metric is routable at once).
+    pub pruned: std::sync::OnceLock<PrunedGraph>,
+    /// Queries run on this metric (see `City`), to prune only metrics in steady use.
+    pub uses: std::sync::atomic::AtomicU32,
+}
+
+/// A copy carries the weights, not the pruned graph: copies are made to be changed.
+impl Clone for CustomizedMetric {
+    fn clone(&self) -> Self {
+        CustomizedMetric {
+            fw: self.fw.clone(),
+            bw: self.bw.clone(),
+            fw_via: self.fw_via.clone(),
+            bw_via: self.bw_via.clone(),
+            input_weights: self.input_weights.clone(),
+            pruned: std::sync::OnceLock::new(),
+            uses: Default::default(),
+        }
+    }
+    fn clone_from(&mut self, source: &Self) {
+        self.fw.clone_from(&source.fw);
+        self.bw.clone_from(&source.bw);
+        self.fw_via.clone_from(&source.fw_via);
+        self.bw_via.clone_from(&source.bw_via);
+        self.input_weights.clone_from(&source.input_weights);
+        self.pruned = std::sync::OnceLock::new();
+        self.uses = Default::default();
+    }
 }
 
 impl CustomizedMetric {
@@ -546,12 +825,21 @@ impl CustomizedMetric {
             + self.fw_via.len()
             + self.bw_via.len()
             + self.input_weights.len())
+            + self.pruned.get().map_or(0, PrunedGraph::memory_bytes)
+    }
+
+    /// Builds the pruned query graph if it is not there yet.
+    pub fn prepare_queries(&self, cch: &Cch) -> &PrunedGraph {
+        self.pruned.get_or_init(|| cch.prune(self))
     }
 }
 
 impl Cch {
     /// Appends the input arcs of CCH arc `a` travelled upward (`fw`) or downward, in travel order.
     pub fn unpack(&self, metric: &CustomizedMetric, a: u32, upward: bool, out: &mut Vec<ArcId>) {
+        if let Some(p) = metric.pruned.get() {
+            return unpack_pairs(p, a, upward, out);
+        }
         let via = if upward {
             metric.fw_via[a as usize]
         } else {
@@ -574,5 +862,39 @@ impl Cch {
             self.unpack(metric, xz, false, out);
             self.unpack(metric, xy, true, out);
         }
+    }
+
+    /// Each arc's triangle index resolved to the triangle's two arcs (see [`PrunedGraph`]).
+    fn via_pairs(&self, via: &[Via]) -> Vec<[u32; 2]> {
+        via.iter()
+            .map(|&v| {
+                if v == NO_VIA || v & INPUT_BIT != 0 {
+                    [v, u32::MAX]
+                } else {
+                    [self.tri_xy[v as usize], self.tri_xz[v as usize]]
+                }
+            })
+            .collect()
+    }
+}
+
+fn unpack_pairs(p: &PrunedGraph, a: u32, upward: bool, out: &mut Vec<ArcId>) {
+    let [xy, xz] = if upward {
+        p.fw_via[a as usize]
+    } else {
+        p.bw_via[a as usize]
+    };
+    if xz == u32::MAX {
+        if xy != NO_VIA {
+            out.push(xy & !INPUT_BIT);
+        }
+        return;
+    }
+    if upward {
+        unpack_pairs(p, xy, false, out);
+        unpack_pairs(p, xz, true, out);
+    } else {
+        unpack_pairs(p, xz, false, out);
+        unpack_pairs(p, xy, true, out);
     }
 }

@@ -87,7 +87,7 @@ struct State {
 pub struct City {
     pub graph: CityGraph,
     pub graph_version: String,
-    pub cch: Cch,
+    pub cch: Arc<Cch>,
     inputs_of: Vec<Vec<u32>>,
     pub adjacency: Adjacency,
     pub snap_index: SnapIndex,
@@ -100,9 +100,14 @@ pub struct City {
     state: RwLock<State>,
     queries: Mutex<Vec<CchQuery>>,
     dijkstras: Mutex<Vec<Dijkstra>>,
+    /// Serializes writers (arc updates, model swaps), so none loses another's change; queries
+    /// never take it.
+    writer: Mutex<()>,
 }
 
 const CACHE_LIMIT: usize = 64;
+/// Queries on a metric after which its pruned query graph is built.
+const PRUNE_AFTER_USES: u32 = 16;
 
 impl City {
     pub fn load(path: &Path, model: Option<WeightingModel>) -> Result<City, String> {
@@ -124,12 +129,12 @@ impl City {
         }
         let model = model.unwrap_or_default();
         model.validate()?;
-        let cch = Cch::new(
+        let cch = Arc::new(Cch::new(
             graph.node_count(),
             &graph.edge_tail,
             &graph.edge_head,
             &graph.order,
-        );
+        ));
         let inputs_of = cch.inputs_by_arc();
         let adjacency = Adjacency::new(graph.node_count(), &graph.edge_tail, &graph.edge_head);
         let snap_index = SnapIndex::new(&graph);
@@ -160,6 +165,7 @@ impl City {
             }),
             queries: Mutex::new(Vec::new()),
             dijkstras: Mutex::new(Vec::new()),
+            writer: Mutex::new(()),
         })
     }
 
@@ -179,6 +185,7 @@ impl City {
     /// Replaces the weighting model: a full re-customization of every metric, swapped in at once.
     pub fn set_model(&self, model: WeightingModel) -> Result<(), String> {
         model.validate()?;
+        let _writer = self.writer.lock().unwrap();
         let changes = self.state.read().unwrap().arc_changes.clone();
         let base = customize_all(&self.graph, &self.cch, &model, &changes);
         let mut st = self.state.write().unwrap();
@@ -197,6 +204,29 @@ impl City {
         self.state.write().unwrap().base[kind as usize] = m;
     }
 
+    /// Counts a query on a metric; the query that makes it a metric in steady use (base metrics after
+    /// an update, avoidance metrics during their window) builds its pruned query graph on the
+    /// thread pool. Until then, and while that runs, queries use the full hierarchy, so a new
+    /// metric is live at once and one used once or twice costs no pruning.
+    fn note_use(&self, m: &Arc<CustomizedMetric>) {
+        if m.pruned.get().is_none()
+            && m.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == PRUNE_AFTER_USES
+        {
+            let (cch, m) = (self.cch.clone(), m.clone());
+            rayon::spawn(move || {
+                m.prepare_queries(&cch);
+            });
+        }
+    }
+
+    /// Waits until every base metric has its pruned query graph (benchmarks, tests).
+    pub fn prepare_base_metrics(&self) {
+        let base = self.state.read().unwrap().base.clone();
+        for m in base {
+            m.prepare_queries(&self.cch);
+        }
+    }
+
     /// Applies permanent changes to cycling arcs: each cycling base metric is copied, partially
     /// re-customized and swapped in; cached avoidance metrics are dropped.
     pub fn update_arcs(&self, changes: &[(ArcId, ArcChange)]) -> Result<(), String> {
@@ -206,6 +236,7 @@ impl City {
         {
             return Err(format!("arc {a} does not exist"));
         }
+        let _writer = self.writer.lock().unwrap();
         let (model, old_base, mut all_changes) = {
             let st = self.state.read().unwrap();
             (st.model.clone(), st.base.clone(), st.arc_changes.clone())
@@ -217,20 +248,29 @@ impl City {
                 all_changes.insert(a, c);
             }
         }
+        // The four cycling metrics are independent: update copies of them in parallel.
+        use rayon::prelude::*;
+        let updated: Vec<(MetricKind, Arc<CustomizedMetric>)> = MetricKind::ALL
+            .into_par_iter()
+            .filter(|k| k.is_cycling())
+            .map(|kind| {
+                let updates: Vec<(ArcId, Weight)> = changes
+                    .iter()
+                    .map(|&(a, _)| {
+                        (
+                            a,
+                            changed_weight(&self.graph, &model, kind, a, all_changes.get(&a)),
+                        )
+                    })
+                    .collect();
+                let mut m = (*old_base[kind as usize]).clone();
+                self.cch.update(&mut m, &updates, &self.inputs_of);
+                (kind, Arc::new(m))
+            })
+            .collect();
         let mut new_base = old_base.clone();
-        for kind in MetricKind::ALL.into_iter().filter(|k| k.is_cycling()) {
-            let updates: Vec<(ArcId, Weight)> = changes
-                .iter()
-                .map(|&(a, _)| {
-                    (
-                        a,
-                        changed_weight(&self.graph, &model, kind, a, all_changes.get(&a)),
-                    )
-                })
-                .collect();
-            let mut m = (*old_base[kind as usize]).clone();
-            self.cch.update(&mut m, &updates, &self.inputs_of);
-            new_base[kind as usize] = Arc::new(m);
+        for (kind, m) in updated {
+            new_base[kind as usize] = m;
         }
         let mut st = self.state.write().unwrap();
         st.base = new_base;
@@ -394,6 +434,7 @@ impl City {
                 None
             },
         );
+        self.note_use(&metric);
         let mut snaps = Vec::with_capacity(req.waypoints.len());
         for (i, p) in req.waypoints.iter().enumerate() {
             let bearing = if i == 0 && req.profile == Profile::Cycling {
@@ -708,7 +749,9 @@ fn customize_all(
             let weights: Vec<Weight> = (0..g.arc_count() as ArcId)
                 .map(|a| changed_weight(g, model, kind, a, changes.get(&a)))
                 .collect();
-            Arc::new(cch.customize(&weights))
+            let m = cch.customize(&weights);
+            m.prepare_queries(cch);
+            Arc::new(m)
         })
         .collect()
 }

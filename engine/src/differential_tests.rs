@@ -29,24 +29,28 @@ fn differential_random_graphs_queries_and_paths() {
         let mut pairs = edge_pairs(&g.tails, &g.heads);
         let order = order_for(n, &mut pairs, &g.coords);
         let cch = Cch::new(n, &g.tails, &g.heads, &order);
-        let metric = cch.customize(&g.weights);
-        cch.check(Some(&metric))
+        let full = cch.customize(&g.weights);
+        cch.check(Some(&full))
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        // The same queries on the full hierarchy and on the pruned query graph.
+        let pruned = full.clone();
+        pruned.prepare_queries(&cch);
         let mut q = CchQuery::new(&cch);
-        for _ in 0..40 {
+        for i in 0..80 {
+            let metric = if i % 2 == 0 { &full } else { &pruned };
             let (s, t) = (rng.below(n as u64) as u32, rng.below(n as u64) as u32);
             let reference = reference_dijkstra(n, &g.tails, &g.heads, &g.weights, &[(s, 0)]);
             q.reset()
                 .add_source(s, 0, &cch)
                 .add_target(t, 0, &cch)
-                .run(&cch, &metric);
+                .run(&cch, metric);
             assert_eq!(
                 q.distance(),
                 reference[t as usize],
                 "seed {seed}: {s} → {t}"
             );
             if q.distance() < INF_WEIGHT {
-                let path = q.arc_path(&cch, &metric);
+                let path = q.arc_path(&cch, metric);
                 let mut at = s;
                 let mut total = 0u32;
                 for &a in &path {
@@ -80,9 +84,12 @@ fn differential_multi_seed_queries() {
         let mut pairs = edge_pairs(&g.tails, &g.heads);
         let order = order_for(n, &mut pairs, &g.coords);
         let cch = Cch::new(n, &g.tails, &g.heads, &order);
-        let metric = cch.customize(&g.weights);
+        let full = cch.customize(&g.weights);
+        let pruned = full.clone();
+        pruned.prepare_queries(&cch);
         let mut q = CchQuery::new(&cch);
-        for _ in 0..30 {
+        for i in 0..60 {
+            let metric = if i % 2 == 0 { &full } else { &pruned };
             let sources: Vec<(u32, u32)> = (0..2)
                 .map(|_| (rng.below(n as u64) as u32, rng.below(50) as u32))
                 .collect();
@@ -102,7 +109,7 @@ fn differential_multi_seed_queries() {
             for &(t, d) in &targets {
                 q.add_target(t, d, &cch);
             }
-            q.run(&cch, &metric);
+            q.run(&cch, metric);
             assert_eq!(q.distance(), want, "seed {seed}");
         }
     }

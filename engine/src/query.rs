@@ -9,7 +9,7 @@
 //! let path = q.arc_path(&cch, &metric);
 //! ```
 
-use crate::cch::{Cch, CustomizedMetric, INF_WEIGHT, Weight, add};
+use crate::cch::{Cch, CustomizedMetric, INF_WEIGHT, PrunedGraph, Weight, add};
 use crate::graph::{ArcId, NodeId};
 
 pub struct CchQuery {
@@ -101,9 +101,16 @@ impl CchQuery {
         }
     }
 
-    // Arc ids index several parallel arrays (heads, weights, predecessors).
-    #[allow(clippy::needless_range_loop)]
+    /// Runs the search on the metric's pruned query graph when it has one, else on the full
+    /// hierarchy.
     pub fn run(&mut self, cch: &Cch, metric: &CustomizedMetric) -> &mut Self {
+        match metric.pruned.get() {
+            Some(p) => self.run_pruned(cch, p),
+            None => self.run_full(cch, metric),
+        }
+    }
+
+    fn seed_and_collect(&mut self, cch: &Cch) -> (Vec<u32>, Vec<u32>) {
         let mut fwd = std::mem::take(&mut self.fwd_path);
         let mut bwd = std::mem::take(&mut self.bwd_path);
         Self::collect_path(
@@ -130,6 +137,67 @@ impl CchQuery {
                 self.db[t as usize] = d;
             }
         }
+        (fwd, bwd)
+    }
+
+    /// The search on a pruned query graph: the same walk up the elimination tree, relaxing only
+    /// the arcs perfect customization kept, stored as (head, weight) pairs.
+    pub fn run_pruned(&mut self, cch: &Cch, p: &PrunedGraph) -> &mut Self {
+        let (fwd, bwd) = self.seed_and_collect(cch);
+        let (mut i, mut j) = (0, 0);
+        while i < fwd.len() || j < bwd.len() {
+            let (a, b) = (
+                fwd.get(i).copied().unwrap_or(u32::MAX),
+                bwd.get(j).copied().unwrap_or(u32::MAX),
+            );
+            let x = a.min(b);
+            let (on_f, on_b) = (a == x, b == x);
+            i += usize::from(on_f);
+            j += usize::from(on_b);
+            let xu = x as usize;
+            if on_f && on_b {
+                let d = add(self.df[xu], self.db[xu]);
+                if d < self.best {
+                    self.best = d;
+                    self.meeting = x;
+                }
+            }
+            if on_f {
+                let dx = self.df[xu];
+                if dx < self.best {
+                    let (s, e) = (p.fw_first[xu] as usize, p.fw_first[xu + 1] as usize);
+                    for (k, &[y, w]) in p.fw_arcs[s..e].iter().enumerate() {
+                        let d = dx + w;
+                        if d < self.df[y as usize] {
+                            self.df[y as usize] = d;
+                            self.pf[y as usize] = p.fw_cch[s + k];
+                        }
+                    }
+                }
+            }
+            if on_b {
+                let dx = self.db[xu];
+                if dx < self.best {
+                    let (s, e) = (p.bw_first[xu] as usize, p.bw_first[xu + 1] as usize);
+                    for (k, &[y, w]) in p.bw_arcs[s..e].iter().enumerate() {
+                        let d = dx + w;
+                        if d < self.db[y as usize] {
+                            self.db[y as usize] = d;
+                            self.pb[y as usize] = p.bw_cch[s + k];
+                        }
+                    }
+                }
+            }
+        }
+        self.fwd_path = fwd;
+        self.bwd_path = bwd;
+        self
+    }
+
+    // Arc ids index several parallel arrays (heads, weights, predecessors).
+    #[allow(clippy::needless_range_loop)]
+    pub fn run_full(&mut self, cch: &Cch, metric: &CustomizedMetric) -> &mut Self {
+        let (fwd, bwd) = self.seed_and_collect(cch);
         // Merge the two ascending paths; relax each node's upward arcs on the sides it belongs to.
         let (mut i, mut j) = (0, 0);
         let (up_first, up_head) = (&cch.up_first, &cch.up_head);
@@ -212,12 +280,13 @@ impl CchQuery {
 
     /// The shortest path as input arcs, in travel order (empty when source and target coincide).
     pub fn arc_path(&self, cch: &Cch, metric: &CustomizedMetric) -> Vec<ArcId> {
-        let mut out = Vec::new();
         if self.best >= INF_WEIGHT {
-            return out;
+            return Vec::new();
         }
+        // Room for a typical city path: growing the vector would cost more than the unpacking.
+        let mut out = Vec::with_capacity(512);
         // Forward half: from the meeting node down to the source, then unpack in travel order.
-        let mut up_arcs = Vec::new();
+        let mut up_arcs = Vec::with_capacity(64);
         let mut x = self.meeting;
         while self.pf[x as usize] != u32::MAX {
             let a = self.pf[x as usize];

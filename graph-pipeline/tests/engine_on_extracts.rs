@@ -31,7 +31,24 @@ fn seed() -> u64 {
 
 /// Queries between random nodes on one metric equal Dijkstra's distances, and their unpacked paths run
 /// from source to target with exactly that weight; the hierarchy's invariants hold.
+/// Checks queries on the metric as it is, then on a copy with the pruned query graph (or on the
+/// full hierarchy, if the metric already has its pruned graph).
 fn check_metric(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &str, pairs: usize) {
+    check_queries(city, metric, rng, label, pairs);
+    let other = metric.clone();
+    if metric.pruned.get().is_none() {
+        other.prepare_queries(&city.cch);
+    }
+    check_queries(
+        city,
+        &other,
+        rng,
+        &format!("{label} (other query graph)"),
+        pairs,
+    );
+}
+
+fn check_queries(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &str, pairs: usize) {
     let g = &city.graph;
     let n = g.node_count() as u64;
     let mut q = CchQuery::new(&city.cch);
