@@ -1,20 +1,36 @@
-// Builds the Fastify application: external plugins, then application services, then routes.
-// Listening, logging destinations and shutdown belong to server.ts; tests build the app and inject.
+// Builds the Fastify application: error handling, storage, the routing layer (versions, methods,
+// OpenAPI), credentials and rate limits, application services, then routes. Listening, logging
+// destinations and shutdown belong to server.ts; tests build the app and inject.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
+import authPlugin from './plugins/auth.js';
 import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
+import openapiPlugin from './plugins/openapi.js';
+import storagePlugin from './plugins/storage.js';
+import versionsPlugin from './plugins/versions.js';
+import type { RateLimitStore } from './ratelimit.js';
+import adminKeyRoutes from './routes/admin/keys.js';
+import authRoutes from './routes/auth/index.js';
 import healthRoutes from './routes/health/index.js';
 
 export interface BuildOptions {
   config: Config;
   logger?: FastifyServerOptions['logger'];
+  /** A shared rate-limit store for several processes; in-process by default. */
+  rateLimitStore?: RateLimitStore;
 }
 
-export async function buildApp({ config, logger = false }: BuildOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  logger = false,
+  rateLimitStore,
+}: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
+    trustProxy: config.trustProxy,
     // The spec's paths end with a slash; a request without it is answered as if it had one.
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
@@ -22,8 +38,17 @@ export async function buildApp({ config, logger = false }: BuildOptions): Promis
   app.setSerializerCompiler(serializerCompiler);
 
   await app.register(errorsPlugin);
+  await app.register(storagePlugin, { config });
+  await app.register(versionsPlugin, { config });
+  await app.register(openapiPlugin, { config });
+  await app.register(authPlugin, { config, rateLimitStore });
   await app.register(enginePlugin, { config });
-  await app.register(healthRoutes);
 
+  await app.register(healthRoutes);
+  await app.register(authRoutes);
+  await app.register(adminKeyRoutes);
+
+  // Last: 405 and 410 answers for every path registered above.
+  await app.register(fp(async (instance) => instance.finishRoutes()));
   return app;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `quietway` command: serve, build-graph, keys, users.
+import { keysCommand, usersCommand } from './commands/admin.js';
 import { buildGraphCommand } from './commands/build-graph.js';
 import { ConfigError, loadConfig } from './config.js';
 import { startServer } from './server.js';
@@ -24,6 +25,10 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'build-graph':
       return buildGraphCommand(loadConfig(), rest);
+    case 'keys':
+      return keysCommand(loadConfig(), rest);
+    case 'users':
+      return usersCommand(loadConfig(), rest);
     case '--version':
     case '-v':
       console.log(SERVER_VERSION);

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { mergeRateLimits, type RateLimits, rateLimitsSchema } from './ratelimit.js';
 
 /** The repository root (server/src or server/dist → two levels up). */
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -19,6 +20,35 @@ const envSchema = z.object({
     .default(path.join('..', 'shared', 'data')),
   QUIETWAY_PUBLIC_URL: z.url().optional(),
   QUIETWAY_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  QUIETWAY_DATABASE: z.string().min(1).optional(),
+  QUIETWAY_TRUST_PROXY: z.stringbool().default(false),
+  QUIETWAY_EXTERNAL_JWT_ISSUER: z.url().optional(),
+  QUIETWAY_EXTERNAL_JWKS_URL: z.url().optional(),
+  QUIETWAY_REFRESH_TOKEN_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  QUIETWAY_RATE_LIMITS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (!v) return {};
+      let json: unknown;
+      try {
+        json = JSON.parse(v);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON, e.g. {"directions":{"key":[600,60]}}' });
+        return z.NEVER;
+      }
+      const r = rateLimitsSchema.safeParse(json);
+      if (!r.success) {
+        ctx.addIssue({
+          code: 'custom',
+          message: r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+        });
+        return z.NEVER;
+      }
+      return r.data;
+    }),
+  QUIETWAY_RETIRED_ENDPOINTS: z.string().default(''),
+  QUIETWAY_V1_SUNSET: z.iso.date().optional(),
 });
 
 export interface Config {
@@ -34,6 +64,18 @@ export interface Config {
   sharedDataDir: string;
   publicUrl: string;
   logLevel: (typeof LOG_LEVELS)[number];
+  /** The SQLite database file. */
+  databasePath: string;
+  /** Take the client IP from X-Forwarded-For (behind a reverse proxy). */
+  trustProxy: boolean;
+  /** Tokens of another identity provider accepted beside our own (issuer and JWKS URL). */
+  externalIdp: { issuer: string; jwksUrl: string } | null;
+  refreshTokenDays: number;
+  rateLimits: RateLimits;
+  /** Endpoints answered with 410, as `METHOD /path/` (e.g. `POST /directions/`). */
+  retiredEndpoints: string[];
+  /** Announced sunset date of the deprecated v1 routes (Sunset header), if any. */
+  v1Sunset: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -46,6 +88,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (Boolean(e.QUIETWAY_EXTERNAL_JWT_ISSUER) !== Boolean(e.QUIETWAY_EXTERNAL_JWKS_URL)) {
+    throw new ConfigError(
+      'Invalid configuration:\n  QUIETWAY_EXTERNAL_JWT_ISSUER and QUIETWAY_EXTERNAL_JWKS_URL go together',
+    );
+  }
   const dataDir = path.resolve(PROJECT_ROOT, e.QUIETWAY_DATA_DIR);
   const shownHost = e.QUIETWAY_HOST === '0.0.0.0' || e.QUIETWAY_HOST === '::' ? 'localhost' : e.QUIETWAY_HOST;
   return {
@@ -57,5 +104,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sharedDataDir: path.resolve(PROJECT_ROOT, e.QUIETWAY_SHARED_DATA_DIR),
     publicUrl: e.QUIETWAY_PUBLIC_URL ?? `http://${shownHost}:${e.QUIETWAY_PORT}`,
     logLevel: e.QUIETWAY_LOG_LEVEL,
+    databasePath: e.QUIETWAY_DATABASE
+      ? path.resolve(PROJECT_ROOT, e.QUIETWAY_DATABASE)
+      : path.join(dataDir, 'quietway.db'),
+    trustProxy: e.QUIETWAY_TRUST_PROXY,
+    externalIdp:
+      e.QUIETWAY_EXTERNAL_JWT_ISSUER && e.QUIETWAY_EXTERNAL_JWKS_URL
+        ? { issuer: e.QUIETWAY_EXTERNAL_JWT_ISSUER, jwksUrl: e.QUIETWAY_EXTERNAL_JWKS_URL }
+        : null,
+    refreshTokenDays: e.QUIETWAY_REFRESH_TOKEN_DAYS,
+    rateLimits: mergeRateLimits(e.QUIETWAY_RATE_LIMITS),
+    retiredEndpoints: e.QUIETWAY_RETIRED_ENDPOINTS.split(',')
+      .map((x) => x.trim().replace(/\s+/g, ' '))
+      .filter(Boolean),
+    v1Sunset: e.QUIETWAY_V1_SUNSET ?? null,
   };
 }

@@ -15,6 +15,8 @@ const health: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/health/',
     {
+      // Public: load balancers and self-hosters' checks call it without credentials.
+      config: { access: { public: true } },
       schema: {
         tags: ['health'],
         summary: 'Service health, versions and loaded city graphs',

@@ -1,0 +1,66 @@
+// Numbered schema migrations: migration i brings `user_version` from i to i + 1. Never edit a
+// migration that has shipped; append a new one.
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    name: 'credentials: users, API keys, refresh tokens, signing keys',
+    sql: `
+      CREATE TABLE users (
+        id INTEGER PRIMARY KEY,
+        identity_user_id TEXT NOT NULL UNIQUE,
+        email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        name TEXT NOT NULL DEFAULT '',
+        password_hash TEXT,
+        role TEXT NOT NULL DEFAULT 'user' CHECK (role IN ('user', 'admin')),
+        image_url TEXT,
+        home_address TEXT,
+        home_coords TEXT,
+        work_address TEXT,
+        work_coords TEXT,
+        date_registered TEXT NOT NULL
+      );
+      CREATE TABLE api_keys (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('app', 'partner', 'publishable', 'service')),
+        name TEXT NOT NULL,
+        source TEXT,
+        legacy_v1 INTEGER NOT NULL DEFAULT 0,
+        prefix TEXT NOT NULL,
+        key_hash TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT,
+        last_used_at TEXT
+      );
+      -- A session is one sign-in: its refresh tokens form a family (each rotation adds one), and
+      -- access tokens name it in their sid claim, so revoking it ends them all.
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        client_id TEXT,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT,
+        revoked_reason TEXT
+      );
+      CREATE TABLE refresh_tokens (
+        id INTEGER PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        rotated_at TEXT
+      );
+      CREATE INDEX refresh_tokens_session ON refresh_tokens(session_id);
+      CREATE TABLE signing_keys (
+        kid TEXT PRIMARY KEY,
+        private_jwk TEXT NOT NULL,
+        public_jwk TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        retired_at TEXT
+      );
+    `,
+  },
+];

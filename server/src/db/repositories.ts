@@ -1,0 +1,334 @@
+// Repository interfaces for everything the platform stores, and their SQLite implementation.
+// Handlers and services depend on the interfaces only, so a PostgreSQL implementation can be added
+// without touching them. Statements are prepared once; multi-step writes run in transactions.
+import { randomUUID } from 'node:crypto';
+import type { Db } from './database.js';
+
+export type Role = 'user' | 'admin';
+export const KEY_KINDS = ['app', 'partner', 'publishable', 'service'] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
+
+export interface User {
+  id: number;
+  identityUserId: string;
+  email: string;
+  name: string;
+  role: Role;
+  imageUrl: string | null;
+  homeAddress: string | null;
+  homeCoords: string | null;
+  workAddress: string | null;
+  workCoords: string | null;
+  dateRegistered: string;
+}
+
+export interface ApiKeyRecord {
+  id: number;
+  kind: KeyKind;
+  name: string;
+  source: string | null;
+  legacyV1: boolean;
+  /** The key's first characters, to recognise it in listings (the key itself is never stored). */
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface RefreshTokenRecord {
+  id: number;
+  sessionId: string;
+  userId: number;
+  clientId: string | null;
+  expiresAt: string;
+  rotatedAt: string | null;
+  sessionRevokedAt: string | null;
+}
+
+export interface SigningKey {
+  kid: string;
+  privateJwk: string;
+  publicJwk: string;
+  createdAt: string;
+}
+
+export class ConflictError extends Error {}
+
+export interface UserRepository {
+  /** Creates a user; throws ConflictError when the email is taken. */
+  create(u: { email: string; name: string; passwordHash: string | null; identityUserId?: string }): User;
+  byId(id: number): User | undefined;
+  byIdentity(identityUserId: string): User | undefined;
+  byEmail(email: string): User | undefined;
+  passwordHash(id: number): string | null;
+  setRole(email: string, role: Role): User | undefined;
+  list(): User[];
+}
+
+export interface ApiKeyRepository {
+  create(k: {
+    kind: KeyKind;
+    name: string;
+    source: string | null;
+    legacyV1: boolean;
+    prefix: string;
+    keyHash: string;
+  }): ApiKeyRecord;
+  byHash(keyHash: string): ApiKeyRecord | undefined;
+  byId(id: number): ApiKeyRecord | undefined;
+  list(): ApiKeyRecord[];
+  /** Revokes a key; false when there is no such key or it was already revoked. */
+  revoke(id: number): boolean;
+  touch(id: number, at: string): void;
+}
+
+export interface SessionRepository {
+  create(userId: number, clientId: string | null): string;
+  addRefreshToken(sessionId: string, tokenHash: string, expiresAt: string): void;
+  findRefreshToken(tokenHash: string): RefreshTokenRecord | undefined;
+  /** Marks a refresh token used; false when it already was (a replay). */
+  markRotated(tokenId: number): boolean;
+  revoke(sessionId: string, reason: string): void;
+  isRevoked(sessionId: string): boolean;
+}
+
+export interface SigningKeyRepository {
+  active(): SigningKey[];
+  add(k: Omit<SigningKey, 'createdAt'>): void;
+}
+
+export interface Repositories {
+  users: UserRepository;
+  apiKeys: ApiKeyRepository;
+  sessions: SessionRepository;
+  signingKeys: SigningKeyRepository;
+  /** Runs `fn` atomically. */
+  transaction<T>(fn: () => T): T;
+  close(): void;
+}
+
+const now = () => new Date().toISOString();
+
+interface UserRow {
+  id: number;
+  identity_user_id: string;
+  email: string;
+  name: string;
+  role: Role;
+  image_url: string | null;
+  home_address: string | null;
+  home_coords: string | null;
+  work_address: string | null;
+  work_coords: string | null;
+  date_registered: string;
+}
+
+const toUser = (r: UserRow): User => ({
+  id: r.id,
+  identityUserId: r.identity_user_id,
+  email: r.email,
+  name: r.name,
+  role: r.role,
+  imageUrl: r.image_url,
+  homeAddress: r.home_address,
+  homeCoords: r.home_coords,
+  workAddress: r.work_address,
+  workCoords: r.work_coords,
+  dateRegistered: r.date_registered,
+});
+
+interface KeyRow {
+  id: number;
+  kind: KeyKind;
+  name: string;
+  source: string | null;
+  legacy_v1: number;
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+const toKey = (r: KeyRow): ApiKeyRecord => ({
+  id: r.id,
+  kind: r.kind,
+  name: r.name,
+  source: r.source,
+  legacyV1: r.legacy_v1 === 1,
+  prefix: r.prefix,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+  lastUsedAt: r.last_used_at,
+});
+
+const USER_COLUMNS =
+  'id, identity_user_id, email, name, role, image_url, home_address, home_coords, work_address, work_coords, date_registered';
+const KEY_COLUMNS = 'id, kind, name, source, legacy_v1, prefix, created_at, revoked_at, last_used_at';
+
+export function sqliteRepositories(db: Db): Repositories {
+  const s = {
+    userInsert: db.prepare(
+      'INSERT INTO users (identity_user_id, email, name, password_hash, date_registered) VALUES (?, ?, ?, ?, ?)',
+    ),
+    userById: db.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`),
+    userByIdentity: db.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE identity_user_id = ?`),
+    userByEmail: db.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE email = ?`),
+    userHash: db.prepare('SELECT password_hash FROM users WHERE id = ?'),
+    userSetRole: db.prepare('UPDATE users SET role = ? WHERE email = ?'),
+    userList: db.prepare(`SELECT ${USER_COLUMNS} FROM users ORDER BY id`),
+    keyInsert: db.prepare(
+      'INSERT INTO api_keys (kind, name, source, legacy_v1, prefix, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    keyByHash: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`),
+    keyById: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`),
+    keyList: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`),
+    keyRevoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    keyTouch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
+    sessionInsert: db.prepare(
+      'INSERT INTO sessions (id, user_id, client_id, created_at) VALUES (?, ?, ?, ?)',
+    ),
+    sessionRevoke: db.prepare(
+      'UPDATE sessions SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL',
+    ),
+    sessionRevoked: db.prepare('SELECT revoked_at FROM sessions WHERE id = ?'),
+    refreshInsert: db.prepare(
+      'INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)',
+    ),
+    refreshFind: db.prepare(
+      `SELECT r.id, r.session_id, s.user_id, s.client_id, r.expires_at, r.rotated_at, s.revoked_at
+       FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?`,
+    ),
+    refreshRotate: db.prepare('UPDATE refresh_tokens SET rotated_at = ? WHERE id = ? AND rotated_at IS NULL'),
+    signingActive: db.prepare(
+      'SELECT kid, private_jwk, public_jwk, created_at FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC',
+    ),
+    signingInsert: db.prepare(
+      'INSERT INTO signing_keys (kid, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, ?)',
+    ),
+  };
+
+  const users: UserRepository = {
+    create({ email, name, passwordHash, identityUserId }) {
+      try {
+        const info = s.userInsert.run(identityUserId ?? randomUUID(), email, name, passwordHash, now());
+        return toUser(s.userById.get(info.lastInsertRowid) as UserRow);
+      } catch (err) {
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+          throw new ConflictError('email already registered');
+        }
+        throw err;
+      }
+    },
+    byId: (id) => {
+      const r = s.userById.get(id) as UserRow | undefined;
+      return r && toUser(r);
+    },
+    byIdentity: (identityUserId) => {
+      const r = s.userByIdentity.get(identityUserId) as UserRow | undefined;
+      return r && toUser(r);
+    },
+    byEmail: (email) => {
+      const r = s.userByEmail.get(email) as UserRow | undefined;
+      return r && toUser(r);
+    },
+    passwordHash: (id) =>
+      (s.userHash.get(id) as { password_hash: string | null } | undefined)?.password_hash ?? null,
+    setRole(email, role) {
+      s.userSetRole.run(role, email);
+      return users.byEmail(email);
+    },
+    list: () => (s.userList.all() as UserRow[]).map(toUser),
+  };
+
+  const apiKeys: ApiKeyRepository = {
+    create({ kind, name, source, legacyV1, prefix, keyHash }) {
+      const info = s.keyInsert.run(kind, name, source, legacyV1 ? 1 : 0, prefix, keyHash, now());
+      return toKey(s.keyById.get(info.lastInsertRowid) as KeyRow);
+    },
+    byHash: (keyHash) => {
+      const r = s.keyByHash.get(keyHash) as KeyRow | undefined;
+      return r && toKey(r);
+    },
+    byId: (id) => {
+      const r = s.keyById.get(id) as KeyRow | undefined;
+      return r && toKey(r);
+    },
+    list: () => (s.keyList.all() as KeyRow[]).map(toKey),
+    revoke: (id) => s.keyRevoke.run(now(), id).changes === 1,
+    touch: (id, at) => {
+      s.keyTouch.run(at, id);
+    },
+  };
+
+  const sessions: SessionRepository = {
+    create(userId, clientId) {
+      const id = randomUUID();
+      s.sessionInsert.run(id, userId, clientId, now());
+      return id;
+    },
+    addRefreshToken(sessionId, tokenHash, expiresAt) {
+      s.refreshInsert.run(tokenHash, sessionId, now(), expiresAt);
+    },
+    findRefreshToken(tokenHash) {
+      const r = s.refreshFind.get(tokenHash) as
+        | {
+            id: number;
+            session_id: string;
+            user_id: number;
+            client_id: string | null;
+            expires_at: string;
+            rotated_at: string | null;
+            revoked_at: string | null;
+          }
+        | undefined;
+      return (
+        r && {
+          id: r.id,
+          sessionId: r.session_id,
+          userId: r.user_id,
+          clientId: r.client_id,
+          expiresAt: r.expires_at,
+          rotatedAt: r.rotated_at,
+          sessionRevokedAt: r.revoked_at,
+        }
+      );
+    },
+    markRotated: (tokenId) => s.refreshRotate.run(now(), tokenId).changes === 1,
+    revoke(sessionId, reason) {
+      s.sessionRevoke.run(now(), reason, sessionId);
+    },
+    isRevoked(sessionId) {
+      const r = s.sessionRevoked.get(sessionId) as { revoked_at: string | null } | undefined;
+      return r === undefined || r.revoked_at !== null;
+    },
+  };
+
+  const signingKeys: SigningKeyRepository = {
+    active: () =>
+      (
+        s.signingActive.all() as {
+          kid: string;
+          private_jwk: string;
+          public_jwk: string;
+          created_at: string;
+        }[]
+      ).map((r) => ({
+        kid: r.kid,
+        privateJwk: r.private_jwk,
+        publicJwk: r.public_jwk,
+        createdAt: r.created_at,
+      })),
+    add(k) {
+      s.signingInsert.run(k.kid, k.privateJwk, k.publicJwk, now());
+    },
+  };
+
+  return {
+    users,
+    apiKeys,
+    sessions,
+    signingKeys,
+    transaction: <T>(fn: () => T): T => db.transaction(fn)(),
+    close: () => db.close(),
+  };
+}

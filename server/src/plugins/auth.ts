@@ -1,0 +1,104 @@
+// Credentials and rate limits on every request. `onRequest` (before the body is read): resolve the
+// credential, enforce the route's access rule (`config.access`), then count the request against its
+// rate-limit bucket (`config.rateClass`), setting X-RateLimit-* headers and answering 429 past the
+// limit.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { type Access, authorize, type Credential, CredentialResolver } from '../auth/access.js';
+import { SessionService } from '../auth/sessions.js';
+import { TokenService } from '../auth/tokens.js';
+import type { Config } from '../config.js';
+import { HttpError } from '../errors.js';
+import { type Bucket, MemoryRateLimitStore, type RateClass, type RateLimitStore } from '../ratelimit.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    tokens: TokenService;
+    sessions: SessionService;
+    rateLimitStore: RateLimitStore;
+  }
+  interface FastifyRequest {
+    credential: Credential;
+  }
+  interface FastifyContextConfig {
+    access?: Access;
+    rateClass?: RateClass;
+  }
+}
+
+/** The bucket and its identity for a request: API key, user (per app for OAuth), or client IP. */
+function bucketOf(request: FastifyRequest, cls: RateClass, config: Config): [Bucket, string] | null {
+  const limits = config.rateLimits[cls];
+  const byCredential = bucketByCredential(request, limits);
+  // A class without a limit for this kind of caller (sign-in counts only per IP) counts by IP.
+  return byCredential ?? (limits.ip ? ['ip', request.ip] : null);
+}
+
+function bucketByCredential(
+  request: FastifyRequest,
+  limits: Config['rateLimits'][RateClass],
+): [Bucket, string] | null {
+  const c = request.credential;
+  switch (c.type) {
+    case 'user':
+      return limits.user ? ['user', `u${c.user.id}`] : null;
+    case 'oauth':
+      // A rider's own limit, in a bucket separate for each app acting for them.
+      return limits.user ? ['user', `u${c.user.id}:${c.clientId}`] : null;
+    case 'key':
+      // Publishable keys ship inside browsers and apps: their callers are counted by IP.
+      if (c.key.kind === 'publishable' && limits.ip) return ['ip', request.ip];
+      return limits.key ? ['key', `k${c.key.id}`] : null;
+    case 'anonymous':
+      return limits.ip ? ['ip', request.ip] : null;
+  }
+}
+
+export default fp(
+  async (
+    app: FastifyInstance,
+    { config, rateLimitStore }: { config: Config; rateLimitStore?: RateLimitStore },
+  ) => {
+    const issuer = `${config.publicUrl.replace(/\/$/, '')}/auth/v1`;
+    const tokens = await TokenService.create(app.repos, issuer, config.externalIdp ?? undefined);
+    const resolver = new CredentialResolver(app.repos, tokens);
+    const store: RateLimitStore = rateLimitStore ?? new MemoryRateLimitStore();
+    app.decorate('tokens', tokens);
+    app.decorate('sessions', new SessionService(app.repos, tokens, config.refreshTokenDays));
+    app.decorate('rateLimitStore', store);
+    // Set by the hook below before any handler runs.
+    app.decorateRequest('credential', null as never);
+
+    app.addHook('onRequest', async (request, reply) => {
+      // Unknown paths go straight to the 404 handler.
+      if (!request.routeOptions.url) return;
+      const routeConfig = request.routeOptions.config;
+      request.credential = await resolver.resolve(request);
+      authorize(routeConfig.access, request.credential);
+      const cls = routeConfig.rateClass;
+      if (!cls) return;
+      const bucket = bucketOf(request, cls, config);
+      if (!bucket) return;
+      const [kind, id] = bucket;
+      const [limit, windowSeconds] = config.rateLimits[cls][kind] as [number, number];
+      const r = await store.hit(`${cls}:${kind}:${id}`, limit, windowSeconds);
+      reply.header('X-RateLimit-Limit', String(r.limit));
+      reply.header('X-RateLimit-Remaining', String(r.remaining));
+      reply.header('X-RateLimit-Reset', String(r.resetSeconds));
+      if (!r.allowed) {
+        throw new HttpError(
+          429,
+          'Rate limit exceeded',
+          undefined,
+          { retry_after_seconds: r.resetSeconds },
+          {
+            'Retry-After': String(r.resetSeconds),
+          },
+        );
+      }
+    });
+
+    app.addHook('onClose', async () => store.close?.());
+  },
+  { name: 'auth', dependencies: ['storage'] },
+);

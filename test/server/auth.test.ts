@@ -1,0 +1,468 @@
+// Credentials, sessions, rate limits, error shapes and versions (issue: credentials and the
+// platform's frame). Routes that later issues add are stood in for by small test routes registered
+// with the same access rules, so every rule is exercised now.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildApp } from '../../server/src/app.js';
+import { keysCommand, usersCommand } from '../../server/src/commands/admin.js';
+import type { Config } from '../../server/src/config.js';
+import { testConfig } from '../helpers.js';
+
+const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
+
+/** Builds the app with stand-in routes for the access rules of endpoints to come. */
+async function appWithTestRoutes(config: Config): Promise<FastifyInstance> {
+  const app = await buildApp({ config });
+  // Like the routing endpoints: app and partner keys, users, OAuth tokens; explain's 10/min limit.
+  app.post(
+    '/test/routing/',
+    { config: { access: { allow: ['app', 'partner', 'user'], oauth: 'accept' }, rateClass: 'explain' } },
+    async (req) => ({
+      caller: req.credential.type,
+    }),
+  );
+  // Like place search and weather: users, publishable and service keys.
+  app.get(
+    '/test/functions/',
+    { config: { access: { allow: ['user', 'publishable', 'service'], oauth: 'forbid' } } },
+    async () => ({ ok: true }),
+  );
+  // Like the profile endpoints: user sessions only, OAuth refused with 401.
+  app.get('/test/profile/', { config: { access: { allow: ['user'], oauth: 'reject' } } }, async () => ({
+    ok: true,
+  }));
+  // Like the deprecated v1 directions: legacy keys only, with deprecation headers.
+  app.post('/directions/', { config: { access: { allow: ['app', 'user'], legacyV1: true } } }, async () => ({
+    code: 'Ok',
+  }));
+  app.get('/test/boom/', { config: { access: { public: true } } }, async () => {
+    throw new Error('secret internal detail');
+  });
+  await app.ready();
+  return app;
+}
+
+async function signUp(app: FastifyInstance, email: string, password = 'correct horse battery') {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/auth/v1/signup',
+    payload: { email, password, name: email.split('@')[0] },
+  });
+  expect(res.statusCode).toBe(201);
+  return res.json() as { access_token: string; refresh_token: string; user: { identity_user_id: string } };
+}
+
+describe('credentials', () => {
+  let app: FastifyInstance;
+  let config: Config;
+  let adminToken: string;
+  let appKey: string;
+
+  beforeAll(async () => {
+    config = testConfig();
+    app = await appWithTestRoutes(config);
+    await signUp(app, 'admin@example.org');
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    expect(usersCommand(config, ['promote', 'admin@example.org'])).toBe(0);
+    log.mockRestore();
+    const res = await app.inject({
+      method: 'POST',
+      url: '/auth/v1/token?grant_type=password',
+      payload: { email: 'admin@example.org', password: 'correct horse battery' },
+    });
+    expect(res.statusCode).toBe(200);
+    adminToken = res.json().access_token;
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/admin/keys/',
+      headers: bearer(adminToken),
+      payload: { kind: 'app', name: 'Test app' },
+    });
+    expect(created.statusCode).toBe(201);
+    appKey = created.json().key;
+  });
+  afterAll(() => app.close());
+
+  it('answers a protected endpoint without credentials with the exact 401 body', async () => {
+    for (const url of ['/test/profile/', '/api/admin/keys/']) {
+      const res = await app.inject({ method: 'GET', url });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ error: 'Authentication credentials were not provided.' });
+    }
+  });
+
+  it('accepts an API key as Bearer and as the apikey header', async () => {
+    for (const headers of [bearer(appKey), { apikey: appKey }]) {
+      const res = await app.inject({ method: 'POST', url: '/test/routing/', headers, payload: {} });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ caller: 'key' });
+    }
+  });
+
+  it('names the accepted credentials when the kind is wrong', async () => {
+    const res = await app.inject({ method: 'GET', url: '/test/functions/', headers: bearer(appKey) });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toEqual({ error: 'Endpoint requires one of: user, service' });
+    const profile = await app.inject({ method: 'GET', url: '/test/profile/', headers: { apikey: appKey } });
+    expect(profile.json()).toEqual({ error: 'Endpoint requires one of: user' });
+  });
+
+  it('refuses unknown keys, and a revoked key from the very next request', async () => {
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/test/routing/',
+      headers: bearer('qw_app_nonsense'),
+      payload: {},
+    });
+    expect(bad.statusCode).toBe(401);
+    expect(bad.json()).toEqual({ error: 'Invalid API key' });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/admin/keys/',
+      headers: bearer(adminToken),
+      payload: { kind: 'partner', name: 'City data', source: 'city_dot' },
+    });
+    const { key, id, source } = created.json();
+    expect(source).toBe('city_dot');
+    expect(
+      (await app.inject({ method: 'POST', url: '/test/routing/', headers: bearer(key), payload: {} }))
+        .statusCode,
+    ).toBe(200);
+    const revoked = await app.inject({
+      method: 'DELETE',
+      url: `/api/admin/keys/${id}/`,
+      headers: bearer(adminToken),
+    });
+    expect(revoked.statusCode).toBe(200);
+    expect(revoked.json().key.revoked_at).toEqual(expect.any(String));
+    const after = await app.inject({
+      method: 'POST',
+      url: '/test/routing/',
+      headers: bearer(key),
+      payload: {},
+    });
+    expect(after.statusCode).toBe(401);
+    expect(after.json()).toEqual({ error: 'Invalid API key' });
+  });
+
+  it('lists keys without their secrets, and checks partner slugs', async () => {
+    const res = await app.inject({ method: 'GET', url: '/api/admin/keys/', headers: bearer(adminToken) });
+    expect(res.statusCode).toBe(200);
+    expect(JSON.stringify(res.json())).not.toContain(appKey);
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/api/admin/keys/',
+      headers: bearer(adminToken),
+      payload: { kind: 'partner', name: 'x', source: 'Not A Slug' },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatch(/^source: /);
+  });
+
+  it('keeps the admin API to admins', async () => {
+    const rider = await signUp(app, 'rider@example.org');
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/admin/keys/',
+      headers: bearer(rider.access_token),
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual({ error: 'Admin role required' });
+  });
+
+  it('refuses malformed, forged and expired tokens with 401', async () => {
+    const malformed = await app.inject({
+      method: 'GET',
+      url: '/test/profile/',
+      headers: bearer('not.a.jwt'),
+    });
+    expect(malformed.statusCode).toBe(401);
+    expect(malformed.json()).toEqual({ error: 'Invalid token' });
+    const other = await generateKeyPair('ES256');
+    const forged = await new SignJWT({ sid: 'x', role: 'admin' })
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer(app.tokens.getIssuer())
+      .setAudience('quietway')
+      .setSubject('someone')
+      .setExpirationTime('1h')
+      .sign(other.privateKey);
+    const f = await app.inject({ method: 'GET', url: '/test/profile/', headers: bearer(forged) });
+    expect(f.statusCode).toBe(401);
+    expect(f.json()).toEqual({ error: 'Invalid token' });
+    const user = app.repos.users.byEmail('admin@example.org');
+    if (!user) throw new Error('no admin');
+    const sid = app.repos.sessions.create(user.id, null);
+    const expired = await app.tokens.issueAccessToken(user, sid, null, -60);
+    const e = await app.inject({ method: 'GET', url: '/test/profile/', headers: bearer(expired) });
+    expect(e.statusCode).toBe(401);
+    expect(e.json()).toEqual({ error: 'Token expired' });
+    const header = await app.inject({
+      method: 'GET',
+      url: '/test/profile/',
+      headers: { authorization: 'Basic abc' },
+    });
+    expect(header.statusCode).toBe(401);
+  });
+
+  it('treats OAuth access tokens per endpoint: accepted, 401 where documented, 403 elsewhere', async () => {
+    const user = app.repos.users.byEmail('rider@example.org');
+    if (!user) throw new Error('no rider');
+    const sid = app.repos.sessions.create(user.id, 'client-abc');
+    const token = await app.tokens.issueAccessToken(user, sid, 'client-abc');
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/test/routing/',
+      headers: bearer(token),
+      payload: {},
+    });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json()).toEqual({ caller: 'oauth' });
+    const reject = await app.inject({ method: 'GET', url: '/test/profile/', headers: bearer(token) });
+    expect(reject.statusCode).toBe(401);
+    expect(reject.json()).toEqual({ error: 'OAuth access tokens are not accepted by this endpoint' });
+    const forbid = await app.inject({ method: 'GET', url: '/test/functions/', headers: bearer(token) });
+    expect(forbid.statusCode).toBe(403);
+    expect(forbid.json()).toEqual({ error: 'OAuth access tokens are not permitted on this endpoint' });
+  });
+
+  it('keeps v1 to legacy keys and marks it deprecated', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/directions/',
+      headers: bearer(appKey),
+      payload: {},
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual({ error: 'This API version is closed to new integrations' });
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    expect(keysCommand(config, ['create', '--kind', 'app', '--name', 'Old app', '--legacy-v1'])).toBe(0);
+    const legacyKey = String(log.mock.calls.at(-1)?.[0]);
+    log.mockRestore();
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/directions/',
+      headers: bearer(legacyKey),
+      payload: {},
+    });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.headers.deprecation).toMatch(/^@\d+$/);
+    expect(ok.headers.link).toBe('</directions/v2/>; rel="successor-version"');
+  });
+});
+
+describe('sessions', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = await appWithTestRoutes(testConfig());
+  });
+  afterAll(() => app.close());
+
+  it('signs up, signs in and tells who is signed in', async () => {
+    const s = await signUp(app, 'Ada@Example.org');
+    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(s.access_token) });
+    expect(me.statusCode).toBe(200);
+    expect(me.json()).toMatchObject({ email: 'Ada@Example.org', role: 'user' });
+    const dup = await app.inject({
+      method: 'POST',
+      url: '/auth/v1/signup',
+      payload: { email: 'ada@example.org', password: 'another password', name: 'Ada' },
+    });
+    expect(dup.statusCode).toBe(409);
+    const wrong = await app.inject({
+      method: 'POST',
+      url: '/auth/v1/token?grant_type=password',
+      payload: { email: 'ada@example.org', password: 'wrong password' },
+    });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.json()).toEqual({ error: 'Invalid email or password' });
+    const short = await app.inject({
+      method: 'POST',
+      url: '/auth/v1/signup',
+      payload: { email: 'b@example.org', password: 'short', name: 'B' },
+    });
+    expect(short.statusCode).toBe(400);
+    expect(short.json().error).toMatch(/^password: /);
+  });
+
+  it('rotates refresh tokens and revokes the family when a rotated one is replayed', async () => {
+    const s = await signUp(app, 'grace@example.org');
+    const refresh = (token: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/auth/v1/token?grant_type=refresh_token',
+        payload: { refresh_token: token },
+      });
+    const r1 = await refresh(s.refresh_token);
+    expect(r1.statusCode).toBe(200);
+    const next = r1.json();
+    expect(next.refresh_token).not.toBe(s.refresh_token);
+    // The old token again: a replay. The whole session ends, including the newest tokens.
+    const replay = await refresh(s.refresh_token);
+    expect(replay.statusCode).toBe(400);
+    expect(replay.json()).toEqual({ error: 'Refresh token already used; the session has been revoked' });
+    expect((await refresh(next.refresh_token)).statusCode).toBe(400);
+    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(next.access_token) });
+    expect(me.statusCode).toBe(401);
+  });
+
+  it("signs out: the session's tokens stop working", async () => {
+    const s = await signUp(app, 'linus@example.org');
+    const out = await app.inject({ method: 'POST', url: '/auth/v1/logout', headers: bearer(s.access_token) });
+    expect(out.statusCode).toBe(204);
+    expect(
+      (await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(s.access_token) })).statusCode,
+    ).toBe(401);
+    const r = await app.inject({
+      method: 'POST',
+      url: '/auth/v1/token?grant_type=refresh_token',
+      payload: { refresh_token: s.refresh_token },
+    });
+    expect(r.statusCode).toBe(400);
+  });
+
+  it('keeps accounts, keys and signing keys across a restart', async () => {
+    const config = testConfig();
+    const first = await buildApp({ config });
+    const s = await signUp(first, 'hedy@example.org');
+    await first.close();
+    const second = await buildApp({ config });
+    // The same signing key: a token from before the restart still verifies.
+    const me = await second.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(s.access_token) });
+    expect(me.statusCode).toBe(200);
+    expect(me.json().email).toBe('hedy@example.org');
+    await second.close();
+  });
+
+  it('publishes the signing keys as JWKS', async () => {
+    const res = await app.inject({ method: 'GET', url: '/auth/v1/.well-known/jwks.json' });
+    expect(res.statusCode).toBe(200);
+    const { keys } = res.json();
+    expect(keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+    expect(keys[0].d).toBeUndefined();
+  });
+});
+
+describe('rate limits, errors and versions', () => {
+  it('answers 429 with Retry-After and the spec body past the limit, counting per key', async () => {
+    const config = testConfig({ QUIETWAY_RATE_LIMITS: JSON.stringify({ explain: { key: [3, 60] } }) });
+    const app = await appWithTestRoutes(config);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    keysCommand(config, ['create', '--kind', 'app', '--name', 'a']);
+    const keyA = String(log.mock.calls.at(-1)?.[0]);
+    keysCommand(config, ['create', '--kind', 'app', '--name', 'b']);
+    const keyB = String(log.mock.calls.at(-1)?.[0]);
+    log.mockRestore();
+    const call = (key: string) =>
+      app.inject({ method: 'POST', url: '/test/routing/', headers: { apikey: key }, payload: {} });
+    const remaining = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await call(keyA);
+      expect(res.statusCode).toBe(200);
+      remaining.push(res.headers['x-ratelimit-remaining']);
+    }
+    expect(remaining).toEqual(['2', '1', '0']);
+    const limited = await call(keyA);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0');
+    const retry = Number(limited.headers['retry-after']);
+    expect(retry).toBeGreaterThan(0);
+    expect(retry).toBeLessThanOrEqual(60);
+    expect(limited.json()).toEqual({ error: 'Rate limit exceeded', retry_after_seconds: retry });
+    // Another key has its own bucket.
+    expect((await call(keyB)).statusCode).toBe(200);
+    await app.close();
+  });
+
+  it('answers wrong methods with 405 and Allow, unknown versions with 404, failures with a bare 500', async () => {
+    const app = await appWithTestRoutes(testConfig());
+    const wrong = await app.inject({ method: 'GET', url: '/auth/v1/signup' });
+    expect(wrong.statusCode).toBe(405);
+    expect(wrong.headers.allow).toBe('POST');
+    expect(wrong.json()).toEqual({ error: 'Method not allowed' });
+    const unknown = await app.inject({ method: 'POST', url: '/directions/v7/', payload: {} });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toEqual({ error: 'Unknown endpoint or API version' });
+    const boom = await app.inject({ method: 'GET', url: '/test/boom/' });
+    expect(boom.statusCode).toBe(500);
+    expect(boom.json()).toEqual({ error: 'Internal server error' });
+    expect(boom.body).not.toContain('secret');
+    const badJson = await app.inject({
+      method: 'POST',
+      url: '/auth/v1/signup',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"email": ',
+    });
+    expect(badJson.statusCode).toBe(400);
+    expect(badJson.json()).toEqual({ error: 'Invalid JSON' });
+    await app.close();
+  });
+
+  it('answers retired versions with 410 and the successor', async () => {
+    // No stand-in routes here: a retired endpoint answers 410 even once its code is gone.
+    const app = await buildApp({
+      config: testConfig({ QUIETWAY_RETIRED_ENDPOINTS: 'POST /directions/, POST /multi-modal/' }),
+    });
+    const res = await app.inject({ method: 'POST', url: '/directions/', payload: {} });
+    expect(res.statusCode).toBe(410);
+    expect(res.json()).toEqual({
+      error: 'API version retired',
+      details: '/directions/ was retired; use /directions/v2/',
+    });
+    const gone = await app.inject({ method: 'POST', url: '/multi-modal', payload: {} });
+    expect(gone.statusCode).toBe(410);
+    await app.close();
+  });
+
+  it('publishes an OpenAPI document generated from the schemas', async () => {
+    const app = await appWithTestRoutes(testConfig());
+    const res = await app.inject({ method: 'GET', url: '/docs/json' });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json();
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/auth/v1/signup', '/api/admin/keys/', '/health/']),
+    );
+    expect(doc.paths['/auth/v1/signup'].post.requestBody).toBeDefined();
+    const ui = await app.inject({ method: 'GET', url: '/docs/' });
+    expect(ui.statusCode).toBe(200);
+    expect(ui.headers['content-type']).toMatch(/html/);
+    await app.close();
+  });
+});
+
+describe('an external identity provider', () => {
+  it("accepts its tokens and makes the rider's account on first use", async () => {
+    const { privateKey, publicKey } = await generateKeyPair('RS256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'ext-1', alg: 'RS256' };
+    const server = http.createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const issuer = 'https://id.example.org/';
+    const app = await appWithTestRoutes(
+      testConfig({
+        QUIETWAY_EXTERNAL_JWT_ISSUER: issuer,
+        QUIETWAY_EXTERNAL_JWKS_URL: `http://127.0.0.1:${port}/jwks`,
+      }),
+    );
+    const token = await new SignJWT({ email: 'ext@example.org' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'ext-1' })
+      .setIssuer(issuer)
+      .setSubject('5b0d7f3e-1c2a-4d6e-9f00-0123456789ab')
+      .setExpirationTime('10m')
+      .sign(privateKey);
+    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+    expect(me.statusCode).toBe(200);
+    expect(me.json()).toMatchObject({
+      identity_user_id: '5b0d7f3e-1c2a-4d6e-9f00-0123456789ab',
+      email: 'ext@example.org',
+    });
+    await app.close();
+    server.close();
+  });
+});
