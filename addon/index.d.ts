@@ -64,6 +64,8 @@ export interface CityStats {
   /** The coverage areas as GeoJSON MultiPolygon coordinate arrays, JSON-encoded. */
   coverageJson: string
   areaNames: Array<string>
+  /** `[min lon, min lat, max lon, max lat]` of the graph's junctions. */
+  bbox: Array<number>
 }
 
 /** The native engine's version. */
@@ -138,6 +140,8 @@ export interface RouteLeg {
   /** `[lon, lat]` positions. */
   geometry: Array<Array<number>>
   arcs: Array<RouteArc>
+  steps: Array<RouteStep>
+  stops: Array<RouteStop>
 }
 
 export interface RouteOutput {
@@ -145,6 +149,42 @@ export interface RouteOutput {
   waypoints: Array<SnappedWaypoint>
   /** The metric used: `supersafe_day`, `supersafe_night`, `direct_day`, `direct_night`, `walking`. */
   metric: string
+}
+
+/** One guidance step (engine/src/guidance.rs): maneuver, geometry and attributes; the server words it. */
+export interface RouteStep {
+  /** `depart`, `turn`, `continue`, `roundabout`, `uturn` or `arrive`. */
+  kind: string
+  /** `straight`, `slight left`, `left`, `sharp left`, `uturn`, … (absent on depart and arrive). */
+  modifier?: string
+  location: Array<number>
+  bearingBefore: number
+  bearingAfter: number
+  geometry: Array<Array<number>>
+  distance: number
+  duration: number
+  deltaElevation: number
+  name: string
+  ref: string
+  /** API safety classification: `cycleway`, `quiet`, `shared`, `moderate`, `busy`. */
+  safetyClass: string
+  /** Deprecated numeric code: 0 and 1 quiet, 2 moderate, 3 busy. */
+  safetyCode: number
+  cycleRoutes: Array<string>
+  lit: boolean
+  /** Roundabout exit number, 1-based. */
+  exit?: number
+  /** Part of the step is walked, pushing the bike. */
+  push: boolean
+  /** The step's arcs (the v1 `edge_ids`). */
+  arcs: Array<number>
+}
+
+/** A traffic-control point on the route. */
+export interface RouteStop {
+  /** `traffic_signal`, `stop_sign` or `give_way`. */
+  stopType: string
+  location: Array<number>
 }
 
 /** Safety classes in the order the engine ranks them, best first (for documentation and tests). */

@@ -8,6 +8,7 @@ use quietway_engine::avoid::{Avoidance, Schedule, Severity};
 use quietway_engine::city::{ArcChange, City, Profile, RouteRequest};
 use quietway_engine::geo::{LonLat, haversine_m};
 use quietway_engine::graph::SafetyClass;
+use quietway_engine::graph::TrafficControl;
 use quietway_engine::metric::{MetricKind, WeightingModel};
 use std::sync::Arc;
 
@@ -74,6 +75,44 @@ pub struct RouteArc {
     pub distance: f64,
 }
 
+/// One guidance step (engine/src/guidance.rs): maneuver, geometry and attributes; the server words it.
+#[napi(object)]
+pub struct RouteStep {
+    /// `depart`, `turn`, `continue`, `roundabout`, `uturn` or `arrive`.
+    pub kind: String,
+    /// `straight`, `slight left`, `left`, `sharp left`, `uturn`, … (absent on depart and arrive).
+    pub modifier: Option<String>,
+    pub location: Vec<f64>,
+    pub bearing_before: f64,
+    pub bearing_after: f64,
+    pub geometry: Vec<Vec<f64>>,
+    pub distance: f64,
+    pub duration: f64,
+    pub delta_elevation: f64,
+    pub name: String,
+    pub r#ref: String,
+    /// API safety classification: `cycleway`, `quiet`, `shared`, `moderate`, `busy`.
+    pub safety_class: String,
+    /// Deprecated numeric code: 0 and 1 quiet, 2 moderate, 3 busy.
+    pub safety_code: u32,
+    pub cycle_routes: Vec<String>,
+    pub lit: bool,
+    /// Roundabout exit number, 1-based.
+    pub exit: Option<u32>,
+    /// Part of the step is walked, pushing the bike.
+    pub push: bool,
+    /// The step's arcs (the v1 `edge_ids`).
+    pub arcs: Vec<u32>,
+}
+
+/// A traffic-control point on the route.
+#[napi(object)]
+pub struct RouteStop {
+    /// `traffic_signal`, `stop_sign` or `give_way`.
+    pub stop_type: String,
+    pub location: Vec<f64>,
+}
+
 #[napi(object)]
 pub struct RouteLeg {
     pub distance: f64,
@@ -83,6 +122,8 @@ pub struct RouteLeg {
     /// `[lon, lat]` positions.
     pub geometry: Vec<Vec<f64>>,
     pub arcs: Vec<RouteArc>,
+    pub steps: Vec<RouteStep>,
+    pub stops: Vec<RouteStop>,
 }
 
 #[napi(object)]
@@ -151,7 +192,8 @@ fn describe(
     let legs = route
         .legs
         .iter()
-        .map(|leg| {
+        .enumerate()
+        .map(|(i, leg)| {
             let s = city.summarize_leg(leg, req.profile, ebike);
             let arcs = leg
                 .pieces
@@ -172,6 +214,43 @@ fn describe(
                     }
                 })
                 .collect();
+            let w = &route.waypoints[i];
+            let (steps, stops) = city.guidance(leg, [w.lon, w.lat], req.profile, ebike);
+            let steps = steps
+                .into_iter()
+                .map(|st| RouteStep {
+                    kind: st.kind.name().to_string(),
+                    modifier: st.modifier.map(str::to_string),
+                    location: st.location.to_vec(),
+                    bearing_before: st.bearing_before,
+                    bearing_after: st.bearing_after,
+                    geometry: st.geometry.iter().map(|p| p.to_vec()).collect(),
+                    distance: st.distance_m,
+                    duration: st.duration_s,
+                    delta_elevation: st.delta_elevation_m,
+                    name: st.name,
+                    r#ref: st.r#ref,
+                    safety_class: st.safety_class.api_name().to_string(),
+                    safety_code: st.safety_class.safety_code() as u32,
+                    cycle_routes: st.cycle_routes,
+                    lit: st.lit,
+                    exit: st.exit,
+                    push: st.push,
+                    arcs: st.arcs,
+                })
+                .collect();
+            let stops = stops
+                .into_iter()
+                .map(|st| RouteStop {
+                    stop_type: match st.control {
+                        TrafficControl::Signals => "traffic_signal",
+                        TrafficControl::Stop => "stop_sign",
+                        _ => "give_way",
+                    }
+                    .to_string(),
+                    location: st.location.to_vec(),
+                })
+                .collect();
             RouteLeg {
                 distance: s.distance_m,
                 duration: s.duration_s,
@@ -179,6 +258,8 @@ fn describe(
                 elevation_loss: s.elevation_loss_m,
                 geometry: s.geometry.iter().map(|p| p.to_vec()).collect(),
                 arcs,
+                steps,
+                stops,
             }
         })
         .collect();
@@ -362,6 +443,8 @@ pub struct CityStats {
     /// The coverage areas as GeoJSON MultiPolygon coordinate arrays, JSON-encoded.
     pub coverage_json: String,
     pub area_names: Vec<String>,
+    /// `[min lon, min lat, max lon, max lat]` of the graph's junctions.
+    pub bbox: Vec<f64>,
 }
 
 /// A loaded city graph.
@@ -556,6 +639,11 @@ impl Engine {
             memory_bytes: self.city.memory_bytes() as f64,
             coverage_json: serde_json::to_string(&coverage).unwrap_or_default(),
             area_names: c.areas.iter().map(|a| a.name.clone()).collect(),
+            bbox: (0..g.node_count() as u32)
+                .map(|v| g.node_lon_lat(v))
+                .fold(vec![180.0, 90.0, -180.0, -90.0], |b, [x, y]| {
+                    vec![b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)]
+                }),
         }
     }
 }

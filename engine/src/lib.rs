@@ -8,6 +8,7 @@ pub mod dijkstra;
 pub mod format;
 pub mod geo;
 pub mod graph;
+pub mod guidance;
 pub mod metric;
 pub mod order;
 pub mod query;

@@ -14,6 +14,8 @@ import versionsPlugin from './plugins/versions.js';
 import type { RateLimitStore } from './ratelimit.js';
 import adminKeyRoutes from './routes/admin/keys.js';
 import authRoutes from './routes/auth/index.js';
+import directionsV1 from './routes/directions/v1.js';
+import directionsV2 from './routes/directions/v2.js';
 import healthRoutes from './routes/health/index.js';
 
 export interface BuildOptions {
@@ -47,6 +49,8 @@ export async function buildApp({
   await app.register(healthRoutes);
   await app.register(authRoutes);
   await app.register(adminKeyRoutes);
+  await app.register(directionsV2);
+  await app.register(directionsV1);
 
   // Last: 405 and 410 answers for every path registered above.
   await app.register(fp(async (instance) => instance.finishRoutes()));

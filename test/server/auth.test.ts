@@ -34,10 +34,6 @@ async function appWithTestRoutes(config: Config): Promise<FastifyInstance> {
   app.get('/test/profile/', { config: { access: { allow: ['user'], oauth: 'reject' } } }, async () => ({
     ok: true,
   }));
-  // Like the deprecated v1 directions: legacy keys only, with deprecation headers.
-  app.post('/directions/', { config: { access: { allow: ['app', 'user'], legacyV1: true } } }, async () => ({
-    code: 'Ok',
-  }));
   app.get('/test/boom/', { config: { access: { public: true } } }, async () => {
     throw new Error('secret internal detail');
   });
@@ -233,7 +229,12 @@ describe('credentials', () => {
       method: 'POST',
       url: '/directions/',
       headers: bearer(appKey),
-      payload: {},
+      payload: {
+        coordinates: [
+          [-74.0, 40.7],
+          [-74.01, 40.71],
+        ],
+      },
     });
     expect(res.statusCode).toBe(403);
     expect(res.json()).toEqual({ error: 'This API version is closed to new integrations' });
@@ -241,13 +242,19 @@ describe('credentials', () => {
     expect(keysCommand(config, ['create', '--kind', 'app', '--name', 'Old app', '--legacy-v1'])).toBe(0);
     const legacyKey = String(log.mock.calls.at(-1)?.[0]);
     log.mockRestore();
+    // Past the access rule: no city graph is loaded here, so routing answers 503.
     const ok = await app.inject({
       method: 'POST',
       url: '/directions/',
       headers: bearer(legacyKey),
-      payload: {},
+      payload: {
+        coordinates: [
+          [-74.0, 40.7],
+          [-74.01, 40.71],
+        ],
+      },
     });
-    expect(ok.statusCode).toBe(200);
+    expect(ok.statusCode).toBe(503);
     expect(ok.headers.deprecation).toMatch(/^@\d+$/);
     expect(ok.headers.link).toBe('</directions/v2/>; rel="successor-version"');
   });

@@ -63,4 +63,25 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    name: 'disruptions: temporary road disruptions (curated or imported), shown near routes',
+    sql: `
+      CREATE TABLE disruptions (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        city TEXT NOT NULL,
+        name TEXT NOT NULL DEFAULT '',
+        notes TEXT NOT NULL DEFAULT '',
+        severity TEXT NOT NULL CHECK (severity IN ('avoid', 'closed')),
+        lon REAL NOT NULL,
+        lat REAL NOT NULL,
+        start_date TEXT NOT NULL,
+        start_minute INTEGER NOT NULL CHECK (start_minute BETWEEN 0 AND 1439),
+        end_date TEXT NOT NULL,
+        end_minute INTEGER NOT NULL CHECK (end_minute BETWEEN 0 AND 1440),
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX disruptions_city_end ON disruptions(city, end_date);
+    `,
+  },
 ];

@@ -52,7 +52,28 @@ export interface SigningKey {
   createdAt: string;
 }
 
+export interface Disruption {
+  /** `<source>:<number>`. */
+  id: string;
+  source: string;
+  city: string;
+  name: string;
+  notes: string;
+  severity: 'avoid' | 'closed';
+  location: [number, number];
+  startDate: string;
+  startMinute: number;
+  endDate: string;
+  endMinute: number;
+}
+
 export class ConflictError extends Error {}
+
+export interface DisruptionRepository {
+  create(d: Omit<Disruption, 'id'>): Disruption;
+  /** A city's disruptions that have not ended before `fromDate` (city-local YYYY-MM-DD). */
+  current(city: string, fromDate: string): Disruption[];
+}
 
 export interface UserRepository {
   /** Creates a user; throws ConflictError when the email is taken. */
@@ -102,6 +123,7 @@ export interface Repositories {
   apiKeys: ApiKeyRepository;
   sessions: SessionRepository;
   signingKeys: SigningKeyRepository;
+  disruptions: DisruptionRepository;
   /** Runs `fn` atomically. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -205,6 +227,11 @@ export function sqliteRepositories(db: Db): Repositories {
     signingInsert: db.prepare(
       'INSERT INTO signing_keys (kid, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, ?)',
     ),
+    disruptionInsert: db.prepare(
+      `INSERT INTO disruptions (source, city, name, notes, severity, lon, lat, start_date, start_minute, end_date, end_minute, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    disruptionsCurrent: db.prepare('SELECT * FROM disruptions WHERE city = ? AND end_date >= ? ORDER BY id'),
   };
 
   const users: UserRepository = {
@@ -323,11 +350,61 @@ export function sqliteRepositories(db: Db): Repositories {
     },
   };
 
+  interface DisruptionRow {
+    id: number;
+    source: string;
+    city: string;
+    name: string;
+    notes: string;
+    severity: 'avoid' | 'closed';
+    lon: number;
+    lat: number;
+    start_date: string;
+    start_minute: number;
+    end_date: string;
+    end_minute: number;
+  }
+  const toDisruption = (r: DisruptionRow): Disruption => ({
+    id: `${r.source}:${r.id}`,
+    source: r.source,
+    city: r.city,
+    name: r.name,
+    notes: r.notes,
+    severity: r.severity,
+    location: [r.lon, r.lat],
+    startDate: r.start_date,
+    startMinute: r.start_minute,
+    endDate: r.end_date,
+    endMinute: r.end_minute,
+  });
+  const disruptions: DisruptionRepository = {
+    create(d) {
+      const info = s.disruptionInsert.run(
+        d.source,
+        d.city,
+        d.name,
+        d.notes,
+        d.severity,
+        d.location[0],
+        d.location[1],
+        d.startDate,
+        d.startMinute,
+        d.endDate,
+        d.endMinute,
+        now(),
+      );
+      return { ...d, id: `${d.source}:${info.lastInsertRowid}` };
+    },
+    current: (city, fromDate) =>
+      (s.disruptionsCurrent.all(city, fromDate) as DisruptionRow[]).map(toDisruption),
+  };
+
   return {
     users,
     apiKeys,
     sessions,
     signingKeys,
+    disruptions,
     transaction: <T>(fn: () => T): T => db.transaction(fn)(),
     close: () => db.close(),
   };

@@ -9,6 +9,7 @@ import fp from 'fastify-plugin';
 import type { Engine } from '../../../addon/index.js';
 import type { Config } from '../config.js';
 import { native } from '../native.js';
+import { area, type CoverageArea, configuredCities } from '../routing/coverage.js';
 
 export interface LoadedCity {
   id: string;
@@ -16,11 +17,15 @@ export interface LoadedCity {
   timezone: string;
   graphVersion: string;
   hasLightingData: boolean;
+  /** The city's coverage areas (from its configured boundary, stored in the graph). */
+  coverage: CoverageArea[];
   engine: Engine;
 }
 
 export interface EngineService {
   version: string;
+  /** Every configured city's coverage, loaded or not (to tell an outage from outside coverage). */
+  configured: CoverageArea[];
   cities(): LoadedCity[];
   city(id: string): LoadedCity | undefined;
 }
@@ -56,6 +61,9 @@ export async function loadGraphs(
         timezone: s.timezone,
         graphVersion: s.graphVersion,
         hasLightingData: s.hasLightingData,
+        coverage: (JSON.parse(s.coverageJson) as [number, number][][][][]).map((polygons, i) =>
+          area(s.id, s.areaNames[i] ?? s.name, polygons),
+        ),
         engine,
       });
     } catch (err) {
@@ -82,6 +90,7 @@ export default fp(
     const byId = new Map(cities.map((c) => [c.id, c]));
     app.decorate('engine', {
       version: addon.engineVersion(),
+      configured: configuredCities(opts.config.sharedDataDir),
       cities: () => [...byId.values()],
       city: (id: string) => byId.get(id),
     });

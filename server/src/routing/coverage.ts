@@ -1,0 +1,84 @@
+// Which city a set of waypoints lies in. Loaded cities carry their coverage polygons in the graph;
+// configured cities whose graph is not loaded are known from the city list and their boundary
+// files, so a request there answers 503 (routing outage) rather than "outside coverage".
+import fs from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../config.js';
+
+type Ring = [number, number][];
+type Polygon = Ring[];
+
+export interface CoverageArea {
+  id: string;
+  name: string;
+  polygons: Polygon[];
+  bbox: [number, number, number, number];
+}
+
+function bboxOf(polygons: Polygon[]): [number, number, number, number] {
+  let [minX, minY, maxX, maxY] = [180, 90, -180, -90];
+  for (const poly of polygons)
+    for (const ring of poly)
+      for (const [x, y] of ring) {
+        minX = Math.min(minX, x);
+        minY = Math.min(minY, y);
+        maxX = Math.max(maxX, x);
+        maxY = Math.max(maxY, y);
+      }
+  return [minX, minY, maxX, maxY];
+}
+
+export function area(id: string, name: string, polygons: Polygon[]): CoverageArea {
+  return { id, name, polygons, bbox: bboxOf(polygons) };
+}
+
+/** Even-odd rule over every ring: holes fall out naturally. */
+export function contains(a: CoverageArea, [x, y]: [number, number]): boolean {
+  const [minX, minY, maxX, maxY] = a.bbox;
+  if (x < minX || x > maxX || y < minY || y > maxY) return false;
+  let inside = false;
+  for (const poly of a.polygons)
+    for (const ring of poly)
+      for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+        const [xi, yi] = ring[i] as [number, number];
+        const [xj, yj] = ring[j] as [number, number];
+        if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
+      }
+  return inside;
+}
+
+/** Polygons of a GeoJSON FeatureCollection, Feature or geometry (Polygon / MultiPolygon). */
+export function geojsonPolygons(json: unknown): Polygon[] {
+  const out: Polygon[] = [];
+  const visit = (g: { type?: string; coordinates?: unknown; features?: unknown[]; geometry?: unknown }) => {
+    if (!g) return;
+    if (g.type === 'FeatureCollection') for (const f of g.features ?? []) visit(f as typeof g);
+    else if (g.type === 'Feature') visit(g.geometry as typeof g);
+    else if (g.type === 'Polygon') out.push(g.coordinates as Polygon);
+    else if (g.type === 'MultiPolygon') out.push(...(g.coordinates as Polygon[]));
+  };
+  visit(json as Parameters<typeof visit>[0]);
+  return out;
+}
+
+/** Configured cities (graph-pipeline/cities.json) with their boundaries from the shared data. */
+export function configuredCities(sharedDataDir: string): CoverageArea[] {
+  const file = path.join(PROJECT_ROOT, 'graph-pipeline', 'cities.json');
+  if (!fs.existsSync(file)) return [];
+  const cities = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<
+    string,
+    { name: string; boundary?: string }
+  >;
+  const out: CoverageArea[] = [];
+  for (const [id, c] of Object.entries(cities)) {
+    if (!c.boundary) continue;
+    const b = path.join(sharedDataDir, c.boundary);
+    if (!fs.existsSync(b)) continue;
+    try {
+      out.push(area(id, c.name, geojsonPolygons(JSON.parse(fs.readFileSync(b, 'utf8')))));
+    } catch {
+      // An unreadable boundary only costs the 503-versus-400 distinction for that city.
+    }
+  }
+  return out;
+}

@@ -1,0 +1,181 @@
+// Planning a route for the API: which city, which regime (day or night), the departure's avoidance
+// windows, the engine's route and guidance, and the disruptions near it. Shared by directions v2,
+// the deprecated v1 and (later) multi-modal.
+import { randomUUID } from 'node:crypto';
+import type { DateTime } from 'luxon';
+import type { RouteOutput } from '../../../addon/index.js';
+import type { Disruption, Repositories } from '../db/repositories.js';
+import { HttpError } from '../errors.js';
+import type { EngineService, LoadedCity } from '../plugins/engine.js';
+import { type CoverageArea, contains } from './coverage.js';
+import { type ApiStep, type Mode, wordSteps } from './guidance.js';
+import { departureIn, isNight, localMinutes } from './time.js';
+
+export interface PlanRequest {
+  coordinates: [number, number][];
+  profile: Mode;
+  supersafe: boolean;
+  bearing?: number;
+  departure_time?: string;
+  nighttime?: boolean;
+}
+
+export interface PlannedRoute {
+  city: LoadedCity;
+  departure: DateTime;
+  nighttime: boolean;
+  output: RouteOutput | null;
+  steps: ApiStep[];
+  searchId: string;
+}
+
+export const CROSS_CITY = 'CROSS_CITY_ROUTE';
+
+/** The loaded city that covers every waypoint; 400 CROSS_CITY_ROUTE or 503 otherwise. */
+export function cityFor(
+  engine: EngineService,
+  configured: CoverageArea[],
+  points: [number, number][],
+): LoadedCity {
+  for (const c of engine.cities()) {
+    if (points.every((p) => c.coverage.some((a) => contains(a, p)))) return c;
+  }
+  // Inside a configured city whose graph is not loaded: an outage, not a coverage problem.
+  const known = configured.find((a) => points.every((p) => contains(a, p)));
+  if (known && !engine.city(known.id)) {
+    throw new HttpError(503, `Routing for ${known.name} is not available right now`);
+  }
+  if (engine.cities().length === 0) throw new HttpError(503, 'Routing is not available right now');
+  const names = engine.cities().map((c) => c.name);
+  throw new HttpError(
+    400,
+    `All waypoints must lie within one routed city; covered: ${names.join(', ')}`,
+    undefined,
+    { code: CROSS_CITY },
+  );
+}
+
+export async function plan(
+  engine: EngineService,
+  configured: CoverageArea[],
+  req: PlanRequest,
+): Promise<PlannedRoute> {
+  const city = cityFor(engine, configured, req.coordinates);
+  const cycling = req.profile === 'cycling';
+  const departure = departureIn(cycling ? req.departure_time : undefined, city.timezone);
+  const [lon, lat] = req.coordinates[0] as [number, number];
+  // Night only where the city has lighting data; there the override forces either regime.
+  const nighttime = cycling && city.hasLightingData && (req.nighttime ?? isNight(departure, lon, lat));
+  let output: RouteOutput | null;
+  try {
+    output = await city.engine.route({
+      coordinates: req.coordinates,
+      profile: req.profile,
+      supersafe: cycling ? req.supersafe : undefined,
+      night: nighttime,
+      bearing: cycling ? req.bearing : undefined,
+      departureLocalMinutes: cycling ? localMinutes(departure) : undefined,
+    });
+  } catch (err) {
+    throw new HttpError(400, (err as Error).message);
+  }
+  const steps: ApiStep[] = [];
+  if (output) {
+    const legs = output.legs;
+    legs.forEach((leg, i) => {
+      const arrive = i === legs.length - 1 ? 'Arrive at destination' : `Arrive at waypoint ${i + 2}`;
+      steps.push(...wordSteps(leg.steps, req.profile, arrive));
+    });
+  }
+  return { city, departure, nighttime, output, steps, searchId: randomUUID() };
+}
+
+/** The route's full geometry: the legs' lines joined. */
+export function routeGeometry(output: RouteOutput): number[][] {
+  const coords: number[][] = [];
+  for (const leg of output.legs) {
+    for (const p of leg.geometry) {
+      const last = coords[coords.length - 1];
+      if (!last || last[0] !== p[0] || last[1] !== p[1]) coords.push(p);
+    }
+  }
+  if (coords.length === 1) coords.push(coords[0] as number[]);
+  return coords;
+}
+
+/** Metres from a point to a polyline (local equirectangular projection; fine at city scale). */
+export function distanceToLine([x, y]: [number, number], line: number[][]): number {
+  const k = Math.cos((y * Math.PI) / 180);
+  const R = 6_371_008.8;
+  const toXY = (p: number[]) => [
+    (((p[0] as number) - x) * Math.PI * R * k) / 180,
+    (((p[1] as number) - y) * Math.PI * R) / 180,
+  ];
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i + 1 < line.length; i++) {
+    const [ax, ay] = toXY(line[i] as number[]) as [number, number];
+    const [bx, by] = toXY(line[i + 1] as number[]) as [number, number];
+    const dx = bx - ax;
+    const dy = by - ay;
+    const len2 = dx * dx + dy * dy;
+    const t = len2 > 0 ? Math.max(0, Math.min(1, -(ax * dx + ay * dy) / len2)) : 0;
+    best = Math.min(best, Math.hypot(ax + t * dx, ay + t * dy));
+  }
+  return best;
+}
+
+export interface ApiDisruption {
+  id: string;
+  source: string;
+  status: 'active' | 'upcoming';
+  name: string;
+  notes: string;
+  severity: 'avoid' | 'closed';
+  location: [number, number];
+  start_date: string;
+  start_minute: number;
+  end_date: string;
+  end_minute: number;
+}
+
+/** Local minutes since 1970 of a city-local date and minute of day. */
+const minutesOf = (date: string, minute: number) =>
+  Math.floor(Date.parse(`${date}T00:00:00Z`) / 60_000) + minute;
+
+/**
+ * Disruptions active at the departure or starting within the next 60 minutes whose pin lies within
+ * about 150 m of the cycling geometry; `undefined` (the field is left out) when none apply.
+ */
+export function disruptionsNear(
+  repos: Repositories,
+  cityId: string,
+  departure: DateTime,
+  geometry: number[][],
+): ApiDisruption[] | undefined {
+  const now = localMinutes(departure);
+  const out: ApiDisruption[] = [];
+  for (const d of repos.disruptions.current(cityId, departure.minus({ days: 1 }).toISODate() ?? '')) {
+    const start = minutesOf(d.startDate, d.startMinute);
+    const end = minutesOf(d.endDate, d.endMinute);
+    const active = start <= now && now < end;
+    const upcoming = start > now && start <= now + 60;
+    if (!active && !upcoming) continue;
+    if (distanceToLine(d.location, geometry) > 150) continue;
+    out.push(view(d, active ? 'active' : 'upcoming'));
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+const view = (d: Disruption, status: 'active' | 'upcoming'): ApiDisruption => ({
+  id: d.id,
+  source: d.source,
+  status,
+  name: d.name,
+  notes: d.notes,
+  severity: d.severity,
+  location: d.location,
+  start_date: d.startDate,
+  start_minute: d.startMinute,
+  end_date: d.endDate,
+  end_minute: d.endMinute,
+});
