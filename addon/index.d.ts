@@ -130,6 +130,11 @@ export interface RouteInput {
   departureLocalMinutes?: number
   /** Time cycling legs at e-bike speed. */
   ebike?: boolean
+  /**
+   * Include per-arc details (`legs[].arcs`); off by default, as they cost more to hand over than
+   * the route costs to compute.
+   */
+  arcDetails?: boolean
 }
 
 export interface RouteLeg {
@@ -137,8 +142,11 @@ export interface RouteLeg {
   duration: number
   elevationGain: number
   elevationLoss: number
-  /** `[lon, lat]` positions. */
-  geometry: Array<Array<number>>
+  /** Flat `[lon, lat, lon, lat, …]` positions. */
+  geometry: Float64Array
+  /** The directed arcs travelled (the v1 `edge_ids`). */
+  arcIds: Uint32Array
+  /** Per-arc details, when asked for (`arcDetails`). */
   arcs: Array<RouteArc>
   steps: Array<RouteStep>
   stops: Array<RouteStop>
@@ -160,7 +168,8 @@ export interface RouteStep {
   location: Array<number>
   bearingBefore: number
   bearingAfter: number
-  geometry: Array<Array<number>>
+  /** Flat `[lon, lat, lon, lat, …]` (one typed array crosses N-API far faster than nested arrays). */
+  geometry: Float64Array
   distance: number
   duration: number
   deltaElevation: number
@@ -176,8 +185,8 @@ export interface RouteStep {
   exit?: number
   /** Part of the step is walked, pushing the bike. */
   push: boolean
-  /** The step's arcs (the v1 `edge_ids`). */
-  arcs: Array<number>
+  /** The step's arcs. */
+  arcs: Uint32Array
 }
 
 /** A traffic-control point on the route. */

@@ -30,3 +30,8 @@ rm -rf "$out"
 echo
 echo "== Engine: queries, customization, updates"
 target/release/engine-bench $quick --shared-data "$shared" --out bench/results/engine.json
+
+echo
+echo "== HTTP: POST /directions/v2/ on loopback"
+npm run -s build:ts
+node bench/http.mjs $quick

@@ -59,6 +59,9 @@ pub struct RouteInput {
     pub departure_local_minutes: Option<i64>,
     /// Time cycling legs at e-bike speed.
     pub ebike: Option<bool>,
+    /// Include per-arc details (`legs[].arcs`); off by default, as they cost more to hand over than
+    /// the route costs to compute.
+    pub arc_details: Option<bool>,
 }
 
 /// One travelled arc of a leg, with what guidance and the API need to know about it.
@@ -85,7 +88,8 @@ pub struct RouteStep {
     pub location: Vec<f64>,
     pub bearing_before: f64,
     pub bearing_after: f64,
-    pub geometry: Vec<Vec<f64>>,
+    /// Flat `[lon, lat, lon, lat, …]` (one typed array crosses N-API far faster than nested arrays).
+    pub geometry: Float64Array,
     pub distance: f64,
     pub duration: f64,
     pub delta_elevation: f64,
@@ -101,8 +105,8 @@ pub struct RouteStep {
     pub exit: Option<u32>,
     /// Part of the step is walked, pushing the bike.
     pub push: bool,
-    /// The step's arcs (the v1 `edge_ids`).
-    pub arcs: Vec<u32>,
+    /// The step's arcs.
+    pub arcs: Uint32Array,
 }
 
 /// A traffic-control point on the route.
@@ -119,8 +123,11 @@ pub struct RouteLeg {
     pub duration: f64,
     pub elevation_gain: f64,
     pub elevation_loss: f64,
-    /// `[lon, lat]` positions.
-    pub geometry: Vec<Vec<f64>>,
+    /// Flat `[lon, lat, lon, lat, …]` positions.
+    pub geometry: Float64Array,
+    /// The directed arcs travelled (the v1 `edge_ids`).
+    pub arc_ids: Uint32Array,
+    /// Per-arc details, when asked for (`arcDetails`).
     pub arcs: Vec<RouteArc>,
     pub steps: Vec<RouteStep>,
     pub stops: Vec<RouteStop>,
@@ -182,6 +189,7 @@ fn describe(
     city: &City,
     req: &RouteRequest,
     ebike: bool,
+    details: bool,
 ) -> std::result::Result<Option<RouteOutput>, String> {
     let route = match city.route(req) {
         Ok(Some(r)) => r,
@@ -195,9 +203,11 @@ fn describe(
         .enumerate()
         .map(|(i, leg)| {
             let s = city.summarize_leg(leg, req.profile, ebike);
+            let arc_ids: Vec<u32> = leg.pieces.iter().map(|p| p.arc).collect();
             let arcs = leg
                 .pieces
                 .iter()
+                .filter(|_| details)
                 .map(|p| {
                     let way = g.arc_way(p.arc);
                     let attrs = g.arc_attrs[p.arc as usize];
@@ -224,7 +234,7 @@ fn describe(
                     location: st.location.to_vec(),
                     bearing_before: st.bearing_before,
                     bearing_after: st.bearing_after,
-                    geometry: st.geometry.iter().map(|p| p.to_vec()).collect(),
+                    geometry: Float64Array::new(st.geometry.concat()),
                     distance: st.distance_m,
                     duration: st.duration_s,
                     delta_elevation: st.delta_elevation_m,
@@ -236,7 +246,7 @@ fn describe(
                     lit: st.lit,
                     exit: st.exit,
                     push: st.push,
-                    arcs: st.arcs,
+                    arcs: Uint32Array::new(st.arcs),
                 })
                 .collect();
             let stops = stops
@@ -256,7 +266,8 @@ fn describe(
                 duration: s.duration_s,
                 elevation_gain: s.elevation_gain_m,
                 elevation_loss: s.elevation_loss_m,
-                geometry: s.geometry.iter().map(|p| p.to_vec()).collect(),
+                geometry: Float64Array::new(s.geometry.concat()),
+                arc_ids: Uint32Array::new(arc_ids),
                 arcs,
                 steps,
                 stops,
@@ -287,6 +298,7 @@ pub struct RouteTask {
     city: Arc<City>,
     req: RouteRequest,
     ebike: bool,
+    details: bool,
 }
 
 impl Task for RouteTask {
@@ -294,7 +306,7 @@ impl Task for RouteTask {
     type JsValue = Option<RouteOutput>;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        describe(&self.city, &self.req, self.ebike).map_err(invalid)
+        describe(&self.city, &self.req, self.ebike, self.details).map_err(invalid)
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -506,11 +518,13 @@ impl Engine {
     /// Plans a route; resolves to `null` when no route exists.
     #[napi(ts_return_type = "Promise<RouteOutput | null>")]
     pub fn route(&self, input: RouteInput) -> Result<AsyncTask<RouteTask>> {
+        let details = input.arc_details.unwrap_or(false);
         let (req, ebike) = to_request(input)?;
         Ok(AsyncTask::new(RouteTask {
             city: self.city.clone(),
             req,
             ebike,
+            details,
         }))
     }
 

@@ -54,6 +54,7 @@ describe('engine on the junction fixture', () => {
       coordinates: [QUIET_STREET_NEAR_N2, TOP_STREET_NEAR_N8],
       profile: 'cycling',
       supersafe: true,
+      arcDetails: true,
     });
     expect(r).not.toBeNull();
     const leg = r!.legs[0]!;
@@ -64,7 +65,11 @@ describe('engine on the junction fixture', () => {
     // Up the signed Middle Path, the SuperSafe choice.
     expect(leg.arcs.some((a) => a.name === 'Middle Path' && a.safetyClass === 'cycleway')).toBe(true);
     expect(leg.arcs.find((a) => a.name === 'Middle Path')?.cycleRoutes).toEqual(['Test Greenway']);
-    expect(leg.geometry[0]).toEqual(r!.waypoints[0]!.location);
+    expect([...leg.geometry.slice(0, 2)]).toEqual(r!.waypoints[0]!.location);
+    expect([...leg.arcIds]).toEqual(leg.arcs.map((a) => a.arc));
+    // Guidance: a departure, then the arrival.
+    expect(leg.steps[0]!.kind).toBe('depart');
+    expect(leg.steps.at(-1)!.kind).toBe('arrive');
     expect(r!.waypoints[0]!.name).toBe('Quiet Street');
     expect(leg.elevationGain).toBe(0);
   });
@@ -75,6 +80,7 @@ describe('engine on the junction fixture', () => {
     const ride = await engine.route({
       coordinates: [MAIN_AVE_BETWEEN_N4_N5, MIDDLE_PATH_BETWEEN_N5_N8],
       profile: 'cycling',
+      arcDetails: true,
     });
     const leg = ride!.legs[0]!;
     expect(leg.arcs.map((a) => a.wayId)).not.toEqual([102, 105]);
@@ -82,7 +88,11 @@ describe('engine on the junction fixture', () => {
   });
 
   it('applies an avoidance only inside its window and only to cycling', async () => {
-    const req = { coordinates: [QUIET_STREET_NEAR_N2, TOP_STREET_NEAR_N8], profile: 'cycling' };
+    const req = {
+      coordinates: [QUIET_STREET_NEAR_N2, TOP_STREET_NEAR_N8],
+      profile: 'cycling',
+      arcDetails: true,
+    };
     const before = await engine.route(req);
     const count = engine.addAvoidance({
       id: 'works',
@@ -114,7 +124,11 @@ describe('engine on the junction fixture', () => {
   });
 
   it('changes arc weights live', async () => {
-    const req = { coordinates: [QUIET_STREET_NEAR_N2, TOP_STREET_NEAR_N8], profile: 'cycling' };
+    const req = {
+      coordinates: [QUIET_STREET_NEAR_N2, TOP_STREET_NEAR_N8],
+      profile: 'cycling',
+      arcDetails: true,
+    };
     const arcs = engine.arcsOfWay(105);
     engine.updateArcs(arcs.map((arc) => ({ arc, kind: 'closed' })));
     const closed = await engine.route(req);

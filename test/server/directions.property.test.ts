@@ -119,7 +119,12 @@ function check(body: Record<string, unknown>, profile: string, waypoints: number
     if (i > 0) {
       const prev = (steps[i - 1] as Step).geometry.coordinates;
       const [a, b] = [prev.at(-2) as number[], prev.at(-1) as number[]];
-      if (prev.length >= 2 && (a[0] !== b[0] || a[1] !== b[1])) {
+      // Coordinates are rounded to 1e-6°: only segments of a few metres give a precise heading.
+      const segmentM = Math.hypot(
+        ((b[0] as number) - (a[0] as number)) * 84_000,
+        ((b[1] as number) - (a[1] as number)) * 111_000,
+      );
+      if (prev.length >= 2 && segmentM > 5) {
         // bearing_before is the heading at the end of the previous step's geometry.
         if (angleDiff(s.maneuver.bearing_before, bearing(a, b)) > 10 && prev.length === 2)
           bad.push(`${where}: bearing_before`);

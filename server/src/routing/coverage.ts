@@ -13,7 +13,11 @@ export interface CoverageArea {
   name: string;
   polygons: Polygon[];
   bbox: [number, number, number, number];
+  /** Edges by horizontal band of the bbox: a point's crossing test reads only its band's edges. */
+  bands: Float64Array[];
 }
+
+const BANDS = 512;
 
 function bboxOf(polygons: Polygon[]): [number, number, number, number] {
   let [minX, minY, maxX, maxY] = [180, 90, -180, -90];
@@ -29,21 +33,36 @@ function bboxOf(polygons: Polygon[]): [number, number, number, number] {
 }
 
 export function area(id: string, name: string, polygons: Polygon[]): CoverageArea {
-  return { id, name, polygons, bbox: bboxOf(polygons) };
-}
-
-/** Even-odd rule over every ring: holes fall out naturally. */
-export function contains(a: CoverageArea, [x, y]: [number, number]): boolean {
-  const [minX, minY, maxX, maxY] = a.bbox;
-  if (x < minX || x > maxX || y < minY || y > maxY) return false;
-  let inside = false;
-  for (const poly of a.polygons)
+  const bbox = bboxOf(polygons);
+  const [, minY, , maxY] = bbox;
+  const h = (maxY - minY) / BANDS || 1;
+  const lists: number[][] = Array.from({ length: BANDS }, () => []);
+  for (const poly of polygons)
     for (const ring of poly)
       for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
         const [xi, yi] = ring[i] as [number, number];
         const [xj, yj] = ring[j] as [number, number];
-        if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
+        const lo = Math.max(0, Math.floor((Math.min(yi, yj) - minY) / h));
+        const hi = Math.min(BANDS - 1, Math.floor((Math.max(yi, yj) - minY) / h));
+        for (let b = lo; b <= hi; b++) (lists[b] as number[]).push(xi, yi, xj, yj);
       }
+  return { id, name, polygons, bbox, bands: lists.map((l) => Float64Array.from(l)) };
+}
+
+/** Even-odd rule over every ring (holes fall out naturally), on the point's band of edges. */
+export function contains(a: CoverageArea, [x, y]: [number, number]): boolean {
+  const [minX, minY, maxX, maxY] = a.bbox;
+  if (x < minX || x > maxX || y < minY || y > maxY) return false;
+  const h = (maxY - minY) / BANDS || 1;
+  const band = a.bands[Math.min(BANDS - 1, Math.floor((y - minY) / h))] as Float64Array;
+  let inside = false;
+  for (let k = 0; k < band.length; k += 4) {
+    const xi = band[k] as number;
+    const yi = band[k + 1] as number;
+    const xj = band[k + 2] as number;
+    const yj = band[k + 3] as number;
+    if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
+  }
   return inside;
 }
 

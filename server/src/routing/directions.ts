@@ -8,7 +8,7 @@ import type { Disruption, Repositories } from '../db/repositories.js';
 import { HttpError } from '../errors.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
 import { type CoverageArea, contains } from './coverage.js';
-import { type ApiStep, type Mode, wordSteps } from './guidance.js';
+import { type ApiStep, type Mode, pairs, wordSteps } from './guidance.js';
 import { departureIn, isNight, localMinutes } from './time.js';
 
 export interface PlanRequest {
@@ -94,7 +94,7 @@ export async function plan(
 export function routeGeometry(output: RouteOutput): number[][] {
   const coords: number[][] = [];
   for (const leg of output.legs) {
-    for (const p of leg.geometry) {
+    for (const p of pairs(leg.geometry)) {
       const last = coords[coords.length - 1];
       if (!last || last[0] !== p[0] || last[1] !== p[1]) coords.push(p);
     }

@@ -63,6 +63,19 @@ const LONG_APPROACH_M = 1000;
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
+/** Coordinates to 1e-6 degrees (about 0.1 m): OSM's own precision is 1e-7, and shorter numbers make
+ * responses smaller and faster to write. */
+const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/** `[lon, lat]` pairs of a flat coordinate array from the engine. */
+export function pairs(flat: Float64Array): number[][] {
+  const out: number[][] = new Array(flat.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = [r6(flat[2 * i] as number), r6(flat[2 * i + 1] as number)];
+  return out;
+}
+
+export const roundedLocation = (p: number[]) => [r6(p[0] as number), r6(p[1] as number)];
+
 const COMPASS = ['north', 'northeast', 'east', 'southeast', 'south', 'southwest', 'west', 'northwest'];
 const compass = (bearing: number) => COMPASS[Math.round((((bearing % 360) + 360) % 360) / 45) % 8] as string;
 
@@ -215,7 +228,7 @@ export function wordSteps(steps: RouteStep[], mode: Mode, arrive: string): ApiSt
       distance: round1(s.distance),
       duration: round1(s.duration),
       delta_elevation: round1(s.deltaElevation),
-      geometry: { type: 'LineString' as const, coordinates: s.geometry },
+      geometry: { type: 'LineString' as const, coordinates: pairs(s.geometry) },
       name: roadName(s),
       mode,
       ...(mode === 'cycling' ? { safety_code: s.safetyCode } : {}),
@@ -225,7 +238,7 @@ export function wordSteps(steps: RouteStep[], mode: Mode, arrive: string): ApiSt
         type: maneuverType(s.kind),
         ...(s.modifier ? { modifier: s.modifier } : {}),
         instruction: instruction(s, arrive),
-        location: s.location,
+        location: roundedLocation(s.location),
         bearing_before: Math.round(s.bearingBefore),
         bearing_after: Math.round(s.bearingAfter),
       },

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../../errors.js';
 import { disruptionsNear, type PlannedRoute, plan, routeGeometry } from '../../routing/directions.js';
-import type { ApiStep } from '../../routing/guidance.js';
+import { type ApiStep, roundedLocation } from '../../routing/guidance.js';
 import { encodePolyline, simplify } from '../../routing/polyline.js';
 import { departureTime, lonLat, routingAccess } from './v2.js';
 
@@ -139,7 +139,7 @@ const directionsV1: FastifyPluginAsyncZod = async (app) => {
       if (main && cycling && !req.supersafe && req.options.alternatives) {
         const alt = await plan(app.engine, app.engine.configured, { ...common, supersafe: true });
         const altRoute = v1Route(alt, req.options);
-        const arcs = (x: PlannedRoute) => x.output?.legs.flatMap((l) => l.arcs.map((a) => a.arc)).join(',');
+        const arcs = (x: PlannedRoute) => x.output?.legs.flatMap((l) => [...l.arcIds]).join(',');
         if (altRoute && arcs(alt) !== arcs(p)) routes.push(altRoute);
       }
       const geometry = p.output ? routeGeometry(p.output) : [];
@@ -147,10 +147,13 @@ const directionsV1: FastifyPluginAsyncZod = async (app) => {
         cycling && p.output ? disruptionsNear(app.repos, p.city.id, p.departure, geometry) : undefined;
       return {
         routes,
-        waypoints: (p.output?.waypoints ?? []).map((w) => ({ name: w.name, location: w.location })),
+        waypoints: (p.output?.waypoints ?? []).map((w) => ({
+          name: w.name,
+          location: roundedLocation(w.location),
+        })),
         code: main ? 'Ok' : 'NoRoute',
         search_id: Math.floor(Math.random() * Number.MAX_SAFE_INTEGER),
-        edge_ids: p.output ? p.output.legs.flatMap((l) => l.arcs.map((a) => a.arc)) : null,
+        edge_ids: p.output ? p.output.legs.flatMap((l) => [...l.arcIds]) : null,
         graph_version: cycling ? p.city.graphVersion : null,
         subtitle: p.nighttime ? 'Prefers well-lit roads' : null,
         ...(disruptions ? { disruptions } : {}),

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { disruptionsNear, plan, routeGeometry } from '../../routing/directions.js';
+import { roundedLocation } from '../../routing/guidance.js';
 
 export const lonLat = z.tuple([
   z.number().min(-180, 'longitude must be in [-180, 180]').max(180, 'longitude must be in [-180, 180]'),
@@ -86,7 +87,7 @@ const directionsV2: FastifyPluginAsyncZod = async (app) => {
             l.stops.map((s) => ({ stop_type: s.stopType, location: s.location })),
           ),
         },
-        waypoints: out.waypoints.map((w) => ({ name: w.name, location: w.location })),
+        waypoints: out.waypoints.map((w) => ({ name: w.name, location: roundedLocation(w.location) })),
         ...base,
         ...(disruptions ? { disruptions } : {}),
         metadata,
