@@ -630,7 +630,7 @@ impl Engine {
     /// The weighting model in force, as JSON.
     #[napi]
     pub fn weighting(&self) -> String {
-        serde_json::to_string(&self.city.model()).unwrap_or_default()
+        serde_json::to_string(&*self.city.model()).unwrap_or_default()
     }
 
     #[napi]

@@ -75,7 +75,8 @@ pub enum ArcChange {
 }
 
 struct State {
-    model: WeightingModel,
+    /// Shared, so a route reads it without copying the model.
+    model: Arc<WeightingModel>,
     /// Base metrics (model weights with permanent arc changes), indexed by MetricKind.
     base: Vec<Arc<CustomizedMetric>>,
     arc_changes: HashMap<ArcId, ArcChange>,
@@ -157,7 +158,7 @@ impl City {
             way_arcs,
             well_connected,
             state: RwLock::new(State {
-                model,
+                model: Arc::new(model),
                 base,
                 arc_changes,
                 avoidances: BTreeMap::new(),
@@ -178,7 +179,7 @@ impl City {
         &self.graph.city.as_ref().unwrap().id
     }
 
-    pub fn model(&self) -> WeightingModel {
+    pub fn model(&self) -> Arc<WeightingModel> {
         self.state.read().unwrap().model.clone()
     }
 
@@ -189,7 +190,7 @@ impl City {
         let changes = self.state.read().unwrap().arc_changes.clone();
         let base = customize_all(&self.graph, &self.cch, &model, &changes);
         let mut st = self.state.write().unwrap();
-        st.model = model;
+        st.model = Arc::new(model);
         st.base = base;
         st.cache.clear();
         Ok(())
@@ -771,6 +772,15 @@ impl City {
     pub fn piece_geometry(&self, p: &ArcPiece, out: &mut Vec<[f64; 2]>) {
         let mut pts = Vec::new();
         self.graph.arc_geometry(p.arc, &mut pts);
+        if p.from <= 0.0 && p.to >= 1.0 {
+            // A whole arc: its shape as it is (no lengths needed to cut it).
+            for q in pts {
+                if out.last() != Some(&q) {
+                    out.push(q);
+                }
+            }
+            return;
+        }
         let seg: Vec<f64> = pts
             .windows(2)
             .map(|w| {

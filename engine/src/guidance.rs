@@ -232,7 +232,8 @@ impl City {
                 None
             } else {
                 let angle = turn_angle(end_bearing(&prev.geometry), start_bearing(&cur.geometry));
-                let renamed = name_of(prev.way) != name_of(cur.way);
+                let renamed = (g.way_name[prev.way as usize], g.way_ref[prev.way as usize])
+                    != (g.way_name[cur.way as usize], g.way_ref[cur.way as usize]);
                 if cur.arc == prev.arc ^ 1 || angle.abs() > 165.0 {
                     Some(StepKind::UTurn)
                 } else if renamed {

@@ -27,7 +27,7 @@ fn main() {
             }
         })
         .collect();
-    for _ in 0..2 {
+    for _ in 0..20 {
         let (mut t_route, mut t_sum, mut t_guid) = (0.0, 0.0, 0.0);
         for r in &reqs {
             let t = Instant::now();
