@@ -35,3 +35,12 @@ echo
 echo "== HTTP: POST /directions/v2/ on loopback"
 npm run -s build:ts
 node bench/http.mjs $quick
+
+echo
+echo "== Addon: the engine through N-API"
+node bench/addon.mjs $quick
+
+echo
+echo "== Regression gate (ratios to in-run baselines)"
+node bench/gate.mjs || status=$?
+exit "${status:-0}"
