@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import authPlugin from './plugins/auth.js';
 import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
+import filesPlugin from './plugins/files.js';
 import openapiPlugin from './plugins/openapi.js';
 import storagePlugin from './plugins/storage.js';
 import versionsPlugin from './plugins/versions.js';
@@ -16,7 +17,9 @@ import adminKeyRoutes from './routes/admin/keys.js';
 import authRoutes from './routes/auth/index.js';
 import directionsV1 from './routes/directions/v1.js';
 import directionsV2 from './routes/directions/v2.js';
+import eventsRoutes from './routes/events/index.js';
 import healthRoutes from './routes/health/index.js';
+import userRoutes from './routes/users/index.js';
 
 export interface BuildOptions {
   config: Config;
@@ -45,12 +48,15 @@ export async function buildApp({
   await app.register(openapiPlugin, { config });
   await app.register(authPlugin, { config, rateLimitStore });
   await app.register(enginePlugin, { config });
+  await app.register(filesPlugin, { config });
 
   await app.register(healthRoutes);
   await app.register(authRoutes);
   await app.register(adminKeyRoutes);
   await app.register(directionsV2);
   await app.register(directionsV1);
+  await app.register(userRoutes);
+  await app.register(eventsRoutes);
 
   // Last: 405 and 410 answers for every path registered above.
   await app.register(fp(async (instance) => instance.finishRoutes()));

@@ -49,6 +49,11 @@ const envSchema = z.object({
     }),
   QUIETWAY_RETIRED_ENDPOINTS: z.string().default(''),
   QUIETWAY_V1_SUNSET: z.iso.date().optional(),
+  QUIETWAY_MAX_IMAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
 });
 
 export interface Config {
@@ -76,6 +81,8 @@ export interface Config {
   retiredEndpoints: string[];
   /** Announced sunset date of the deprecated v1 routes (Sunset header), if any. */
   v1Sunset: string | null;
+  /** Largest accepted image upload, bytes. */
+  maxImageBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -118,5 +125,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((x) => x.trim().replace(/\s+/g, ' '))
       .filter(Boolean),
     v1Sunset: e.QUIETWAY_V1_SUNSET ?? null,
+    maxImageBytes: e.QUIETWAY_MAX_IMAGE_BYTES,
   };
 }

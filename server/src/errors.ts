@@ -23,3 +23,17 @@ export class HttpError extends Error {
 
 export const UNKNOWN_ENDPOINT = 'Unknown endpoint or API version';
 export const INTERNAL_ERROR = 'Internal server error';
+
+/** An error whose body is given whole (the profile update's field → messages map). */
+export class HttpBodyError extends HttpError {
+  constructor(
+    statusCode: number,
+    readonly raw: Record<string, unknown>,
+  ) {
+    super(statusCode, 'Invalid request');
+  }
+
+  override body(): Record<string, unknown> {
+    return this.raw;
+  }
+}

@@ -84,4 +84,83 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX disruptions_city_end ON disruptions(city, end_date);
     `,
   },
+  {
+    name: 'rider platform: rides, events, categories, discounts, images',
+    sql: `
+      CREATE TABLE discounts (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        terms TEXT NOT NULL DEFAULT '',
+        emoji TEXT NOT NULL DEFAULT ''
+      );
+      CREATE TABLE categories (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        emoji TEXT NOT NULL DEFAULT ''
+      );
+      CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        alias TEXT NOT NULL UNIQUE,
+        description TEXT NOT NULL DEFAULT '',
+        emoji TEXT NOT NULL DEFAULT '',
+        image_url TEXT,
+        start_time TEXT,
+        end_time TEXT,
+        is_leisure_route INTEGER NOT NULL DEFAULT 0,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        destination_name TEXT,
+        destination_lat REAL,
+        destination_lon REAL,
+        area_name TEXT,
+        route_distance REAL,
+        route_duration REAL,
+        route_polyline TEXT,
+        city TEXT,
+        discount_id INTEGER REFERENCES discounts(id) ON DELETE SET NULL
+      );
+      CREATE TABLE event_categories (
+        event_id INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+        category_id INTEGER NOT NULL REFERENCES categories(id) ON DELETE CASCADE,
+        PRIMARY KEY (event_id, category_id)
+      );
+      CREATE TABLE event_images (
+        id INTEGER PRIMARY KEY,
+        event_id INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+        storage_key TEXT NOT NULL,
+        image_url TEXT NOT NULL,
+        uploaded_by TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE rides (
+        id INTEGER PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        date_started TEXT NOT NULL,
+        local_timezone TEXT NOT NULL,
+        polyline TEXT NOT NULL DEFAULT '',
+        destination_name TEXT,
+        destination_address TEXT,
+        distance_traveled REAL NOT NULL,
+        duration_traveled REAL NOT NULL,
+        completed INTEGER NOT NULL DEFAULT 0,
+        event_id INTEGER REFERENCES events(id) ON DELETE SET NULL,
+        weather_conditions TEXT,
+        temperature REAL,
+        wind_speed REAL,
+        weather_fetched_at TEXT,
+        weather_display TEXT,
+        welcome_message TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX rides_user ON rides(user_id, date_started);
+      CREATE TABLE ride_images (
+        id INTEGER PRIMARY KEY,
+        ride_id INTEGER NOT NULL REFERENCES rides(id) ON DELETE CASCADE,
+        image_url TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+    `,
+  },
 ];

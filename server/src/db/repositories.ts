@@ -3,6 +3,7 @@
 // without touching them. Statements are prepared once; multi-step writes run in transactions.
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
+import { type PlatformRepository, sqlitePlatform } from './platform.js';
 
 export type Role = 'user' | 'admin';
 export const KEY_KINDS = ['app', 'partner', 'publishable', 'service'] as const;
@@ -124,6 +125,7 @@ export interface Repositories {
   sessions: SessionRepository;
   signingKeys: SigningKeyRepository;
   disruptions: DisruptionRepository;
+  platform: PlatformRepository;
   /** Runs `fn` atomically. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -405,6 +407,7 @@ export function sqliteRepositories(db: Db): Repositories {
     sessions,
     signingKeys,
     disruptions,
+    platform: sqlitePlatform(db),
     transaction: <T>(fn: () => T): T => db.transaction(fn)(),
     close: () => db.close(),
   };

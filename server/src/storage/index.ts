@@ -1,0 +1,35 @@
+// Where uploaded files live. The interface is what an S3-compatible backend would implement; the
+// embedded default is a folder under the data directory, served at /storage/v1/object/public/.
+
+export interface StorageBackend {
+  /** Stores a file under `key` (e.g. `events/12/3f1c….jpg`); returns its public URL. */
+  put(key: string, data: Buffer, contentType: string): Promise<string>;
+  /** Removes a file; missing files are not an error. */
+  delete(key: string): Promise<void>;
+  /** Reads a file for serving (local backends only). */
+  get?(key: string): Promise<{ data: Buffer; contentType: string } | null>;
+}
+
+/** Image types recognised by their first bytes (never by name or declared type). */
+export function sniffImage(data: Buffer): { contentType: string; extension: string } | null {
+  if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) {
+    return { contentType: 'image/jpeg', extension: 'jpg' };
+  }
+  if (
+    data.length >= 8 &&
+    data.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+  ) {
+    return { contentType: 'image/png', extension: 'png' };
+  }
+  if (data.length >= 6 && ['GIF87a', 'GIF89a'].includes(data.subarray(0, 6).toString('latin1'))) {
+    return { contentType: 'image/gif', extension: 'gif' };
+  }
+  if (
+    data.length >= 12 &&
+    data.subarray(0, 4).toString('latin1') === 'RIFF' &&
+    data.subarray(8, 12).toString('latin1') === 'WEBP'
+  ) {
+    return { contentType: 'image/webp', extension: 'webp' };
+  }
+  return null;
+}

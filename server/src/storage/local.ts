@@ -1,0 +1,43 @@
+// The local-folder storage backend: files under `<data>/storage/<key>`, written to a temporary name
+// and renamed (a crash never leaves half a file), public URLs under /storage/v1/object/public/.
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { StorageBackend } from './index.js';
+import { sniffImage } from './index.js';
+
+export class LocalStorage implements StorageBackend {
+  constructor(
+    private readonly root: string,
+    private readonly publicUrl: string,
+  ) {}
+
+  private file(key: string): string {
+    const full = path.resolve(this.root, key);
+    if (!full.startsWith(path.resolve(this.root) + path.sep))
+      throw new Error('storage key outside the storage folder');
+    return full;
+  }
+
+  async put(key: string, data: Buffer): Promise<string> {
+    const full = this.file(key);
+    await fs.mkdir(path.dirname(full), { recursive: true });
+    const tmp = `${full}.${randomUUID()}.tmp`;
+    await fs.writeFile(tmp, data);
+    await fs.rename(tmp, full);
+    return `${this.publicUrl.replace(/\/$/, '')}/storage/v1/object/public/${key}`;
+  }
+
+  async delete(key: string): Promise<void> {
+    await fs.rm(this.file(key), { force: true });
+  }
+
+  async get(key: string): Promise<{ data: Buffer; contentType: string } | null> {
+    try {
+      const data = await fs.readFile(this.file(key));
+      return { data, contentType: sniffImage(data)?.contentType ?? 'application/octet-stream' };
+    } catch {
+      return null;
+    }
+  }
+}
