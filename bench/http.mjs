@@ -41,6 +41,7 @@ const config = loadConfig(env);
 // The key is written to the database before the server (a separate process, as in service) opens it.
 const setup = await buildApp({ config });
 const { key } = issueKey(setup.repos, { kind: 'app', name: 'bench', source: null, legacyV1: false });
+const legacy = issueKey(setup.repos, { kind: 'app', name: 'bench v1', source: null, legacyV1: true }).key;
 const port = config.port;
 const server = spawn(process.execPath, [path.join(root, 'server/dist/cli.js'), 'serve'], {
   env,
@@ -129,6 +130,15 @@ for (let i = 0; i < n; i++) {
 }
 times.sort((a, b) => a - b);
 const pct = (p) => times[Math.round((times.length - 1) * p)];
+// The deprecated v1 on the same trips (legacy key), sequentially.
+const v1Times = [];
+for (let i = 0; i < n / 2; i++) {
+  const t = process.hrtime.bigint();
+  await request(bodies[i % bodies.length], '/directions/', legacy);
+  v1Times.push(Number(process.hrtime.bigint() - t) / 1e6);
+}
+v1Times.sort((a, b) => a - b);
+const v1pct = (p) => v1Times[Math.round((v1Times.length - 1) * p)];
 agent.destroy();
 
 // Throughput at 8 connections.
@@ -172,6 +182,13 @@ const result = {
     p99_ms: pct(0.99),
     mean_response_bytes: Math.round(bytes / n),
   },
+  v1_sequential_keep_alive: {
+    endpoint: 'POST /directions/',
+    requests: v1Times.length,
+    median_ms: v1pct(0.5),
+    p90_ms: v1pct(0.9),
+    p99_ms: v1pct(0.99),
+  },
   autocannon_8_connections: {
     duration_s: load.duration,
     requests_per_s: load.requests.average,
@@ -191,6 +208,10 @@ console.log('| measure | median | p90 | p99 | throughput |');
 console.log('|---|---|---|---|---|');
 console.log(
   `| sequential, kept-alive (${n} requests) | ${s.median_ms.toFixed(2)} ms | ${s.p90_ms.toFixed(2)} ms | ${s.p99_ms.toFixed(2)} ms | ${(1000 / s.median_ms).toFixed(0)} req/s |`,
+);
+const v = result.v1_sequential_keep_alive;
+console.log(
+  `| v1 POST /directions/, sequential, kept-alive (${v.requests} requests) | ${v.median_ms.toFixed(2)} ms | ${v.p90_ms.toFixed(2)} ms | ${v.p99_ms.toFixed(2)} ms | ${(1000 / v.median_ms).toFixed(0)} req/s |`,
 );
 console.log(
   `| autocannon, 8 connections, ${a.duration_s} s | ${a.latency_median_ms} ms | ${a.latency_p90_ms} ms | ${a.latency_p99_ms} ms | ${a.requests_per_s.toFixed(0)} req/s (${a.errors} errors, ${a.non_2xx} non-2xx) |`,

@@ -362,6 +362,52 @@ describe('events', () => {
     expect(filtered.json().events.map((e: { name: string }) => e.name)).toEqual([]);
   });
 
+  it('lets the creator and admins read managed events, counts visits and ties rides to events', async () => {
+    const ev = (
+      await create(tokens.owner, { name: 'Visit me', start_time: iso(-1), end_time: iso(-0.9), route })
+    ).json();
+    const read = (token: string) =>
+      app.inject({ method: 'GET', url: `/api/admin/events/${ev.id}/`, headers: bearer(token) });
+    expect((await read(tokens.owner)).statusCode).toBe(200);
+    expect((await read(tokens.admin)).statusCode).toBe(200);
+    expect((await read(tokens.other)).statusCode).toBe(403);
+    const list = (token: string) =>
+      app
+        .inject({ method: 'GET', url: '/api/admin/events/', headers: bearer(token) })
+        .then((r) => r.json().events.map((e: { id: number }) => e.id));
+    expect(await list(tokens.owner)).toContain(ev.id);
+    expect(await list(tokens.other)).not.toContain(ev.id);
+    expect(await list(tokens.admin)).toContain(ev.id);
+    const discounts = await app.inject({
+      method: 'GET',
+      url: '/api/admin/discounts/',
+      headers: bearer(tokens.other),
+    });
+    expect(discounts.json().discounts.length).toBeGreaterThan(0);
+    for (const token of [tokens.owner, tokens.other, tokens.other]) {
+      await app.inject({
+        method: 'POST',
+        url: '/user/routes/',
+        headers: bearer(token),
+        payload: {
+          date_started: iso(-1),
+          local_timezone: 'America/New_York',
+          distance_traveled: 300,
+          duration_traveled: 80,
+          completed: true,
+          event_id: ev.id,
+        },
+      });
+    }
+    const after = (await app.inject({ method: 'GET', url: `/events/${ev.id}/` })).json();
+    expect(after.visits_total).toBe(2);
+    expect(after.is_current_or_future).toBe(false);
+    const rides = (
+      await app.inject({ method: 'GET', url: '/user/routes/', headers: bearer(tokens.other) })
+    ).json();
+    expect(rides.results[0].event).toMatchObject({ id: ev.id, alias: 'visit-me' });
+  });
+
   it('applies the permission matrix to event management and images', async () => {
     const ev = (
       await create(tokens.owner, { name: 'Owner ride', start_time: iso(5), end_time: iso(5.1), route })
