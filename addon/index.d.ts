@@ -13,6 +13,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class Engine {
   /** Plans a route; resolves to `null` when no route exists. */
   route(input: RouteInput): Promise<RouteOutput | null>
+  /**
+   * Plans a route and answers it in the directions v2 shape, worded by the engine; resolves to
+   * `null` when no route exists.
+   */
+  routeJson(input: RouteInput): Promise<RouteJsonOutput | null>
   /** The `k` nearest targets by network cost (bike-share stations, parking). */
   oneToMany(input: OneToManyInput): Promise<NearestTarget[]>
   /** Adds (or replaces) an avoidance; it applies to cycling routes departing inside its schedule. */
@@ -135,6 +140,20 @@ export interface RouteInput {
    * the route costs to compute.
    */
   arcDetails?: boolean
+}
+
+/**
+ * A planned route in the directions v2 shape: the `route` object as JSON (guidance worded by the
+ * engine), plus what the server needs beside it.
+ */
+export interface RouteJsonOutput {
+  /** The v2 `route` object, serialized. */
+  routeJson: string
+  /** The route's geometry, flat `[lon, lat, …]` (for disruptions near it). */
+  geometry: Float64Array
+  arcIds: Uint32Array
+  waypoints: Array<SnappedWaypoint>
+  metric: string
 }
 
 export interface RouteLeg {

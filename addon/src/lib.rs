@@ -10,6 +10,7 @@ use quietway_engine::geo::{LonLat, haversine_m};
 use quietway_engine::graph::SafetyClass;
 use quietway_engine::graph::TrafficControl;
 use quietway_engine::metric::{MetricKind, WeightingModel};
+use quietway_engine::words::WordedLeg;
 use std::sync::Arc;
 
 /// The native engine's version.
@@ -294,6 +295,98 @@ fn describe(
     }))
 }
 
+/// A planned route in the directions v2 shape: the `route` object as JSON (guidance worded by the
+/// engine), plus what the server needs beside it.
+#[napi(object)]
+pub struct RouteJsonOutput {
+    /// The v2 `route` object, serialized.
+    pub route_json: String,
+    /// The route's geometry, flat `[lon, lat, …]` (for disruptions near it).
+    pub geometry: Float64Array,
+    pub arc_ids: Uint32Array,
+    pub waypoints: Vec<SnappedWaypoint>,
+    pub metric: String,
+}
+
+fn describe_json(
+    city: &City,
+    req: &RouteRequest,
+    ebike: bool,
+) -> std::result::Result<Option<RouteJsonOutput>, String> {
+    let route = match city.route(req) {
+        Ok(Some(r)) => r,
+        Ok(None) => return Ok(None),
+        Err(quietway_engine::city::RouteError::InvalidRequest(m)) => return Err(m),
+    };
+    let g = &city.graph;
+    let mut guided = Vec::with_capacity(route.legs.len());
+    for (i, leg) in route.legs.iter().enumerate() {
+        let w = &route.waypoints[i];
+        let (steps, stops) = city.guidance(leg, [w.lon, w.lat], req.profile, ebike);
+        let s = city.summarize_leg(leg, req.profile, ebike);
+        guided.push((steps, stops, s));
+    }
+    let legs: Vec<WordedLeg> = guided
+        .iter()
+        .map(|(steps, stops, s)| WordedLeg {
+            steps,
+            stops,
+            distance_m: s.distance_m,
+            duration_s: s.duration_s,
+            elevation_gain_m: s.elevation_gain_m,
+            elevation_loss_m: s.elevation_loss_m,
+            geometry: &s.geometry,
+        })
+        .collect();
+    let route_json = quietway_engine::words::route_json(&legs, req.profile);
+    let geometry: Vec<f64> = guided
+        .iter()
+        .flat_map(|(_, _, s)| s.geometry.concat())
+        .collect();
+    let arc_ids: Vec<u32> = route
+        .legs
+        .iter()
+        .flat_map(|l| l.pieces.iter().map(|p| p.arc))
+        .collect();
+    let waypoints = route
+        .waypoints
+        .iter()
+        .map(|w| SnappedWaypoint {
+            location: vec![(w.lon * 1e6).round() / 1e6, (w.lat * 1e6).round() / 1e6],
+            distance: w.distance_m,
+            name: g
+                .string(g.way_name[g.edge_way[w.edge as usize] as usize])
+                .to_string(),
+        })
+        .collect();
+    Ok(Some(RouteJsonOutput {
+        route_json,
+        geometry: Float64Array::new(geometry),
+        arc_ids: Uint32Array::new(arc_ids),
+        waypoints,
+        metric: route.metric.name().to_string(),
+    }))
+}
+
+pub struct RouteJsonTask {
+    city: Arc<City>,
+    req: RouteRequest,
+    ebike: bool,
+}
+
+impl Task for RouteJsonTask {
+    type Output = Option<RouteJsonOutput>;
+    type JsValue = Option<RouteJsonOutput>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        describe_json(&self.city, &self.req, self.ebike).map_err(invalid)
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
 pub struct RouteTask {
     city: Arc<City>,
     req: RouteRequest,
@@ -525,6 +618,18 @@ impl Engine {
             req,
             ebike,
             details,
+        }))
+    }
+
+    /// Plans a route and answers it in the directions v2 shape, worded by the engine; resolves to
+    /// `null` when no route exists.
+    #[napi(ts_return_type = "Promise<RouteJsonOutput | null>")]
+    pub fn route_json(&self, input: RouteInput) -> Result<AsyncTask<RouteJsonTask>> {
+        let (req, ebike) = to_request(input)?;
+        Ok(AsyncTask::new(RouteJsonTask {
+            city: self.city.clone(),
+            req,
+            ebike,
         }))
     }
 

@@ -19,6 +19,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod words;
 
 #[cfg(test)]
 mod differential_tests;

@@ -27,8 +27,8 @@ fn main() {
             }
         })
         .collect();
-    for _ in 0..20 {
-        let (mut t_route, mut t_sum, mut t_guid) = (0.0, 0.0, 0.0);
+    for _ in 0..5 {
+        let (mut t_route, mut t_sum, mut t_guid, mut t_words) = (0.0, 0.0, 0.0, 0.0);
         for r in &reqs {
             let t = Instant::now();
             let route = city.route(r).unwrap();
@@ -40,22 +40,34 @@ fn main() {
                     t_sum += t.elapsed().as_secs_f64();
                     let t = Instant::now();
                     let w = &route.waypoints[i];
-                    std::hint::black_box(city.guidance(
-                        leg,
-                        [w.lon, w.lat],
-                        Profile::Cycling,
-                        false,
-                    ));
+                    let (steps, stops) =
+                        city.guidance(leg, [w.lon, w.lat], Profile::Cycling, false);
                     t_guid += t.elapsed().as_secs_f64();
+                    let t = Instant::now();
+                    let legs = [quietway_engine::words::WordedLeg {
+                        steps: &steps,
+                        stops: &stops,
+                        distance_m: 0.0,
+                        duration_s: 0.0,
+                        elevation_gain_m: 0.0,
+                        elevation_loss_m: 0.0,
+                        geometry: &[],
+                    }];
+                    std::hint::black_box(quietway_engine::words::route_json(
+                        &legs,
+                        Profile::Cycling,
+                    ));
+                    t_words += t.elapsed().as_secs_f64();
                 }
             }
         }
         let n = reqs.len() as f64;
         println!(
-            "per request: route {:.1} µs, summary {:.1} µs, guidance {:.1} µs",
+            "per request: route {:.1} µs, summary {:.1} µs, guidance {:.1} µs, words+JSON {:.1} µs",
             t_route / n * 1e6,
             t_sum / n * 1e6,
-            t_guid / n * 1e6
+            t_guid / n * 1e6,
+            t_words / n * 1e6
         );
     }
 }

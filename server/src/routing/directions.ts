@@ -3,13 +3,21 @@
 // the deprecated v1 and (later) multi-modal.
 import { randomUUID } from 'node:crypto';
 import type { DateTime } from 'luxon';
-import type { RouteOutput } from '../../../addon/index.js';
+import type { RouteJsonOutput } from '../../../addon/index.js';
 import type { Disruption, Repositories } from '../db/repositories.js';
 import { HttpError } from '../errors.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
 import { type CoverageArea, contains } from './coverage.js';
-import { type ApiStep, type Mode, pairs, wordSteps } from './guidance.js';
 import { departureIn, isNight, localMinutes } from './time.js';
+
+export type Mode = 'cycling' | 'walking';
+
+/** `[lon, lat]` pairs of a flat coordinate array from the engine. */
+export function pairs(flat: Float64Array): number[][] {
+  const out: number[][] = new Array(flat.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = [flat[2 * i] as number, flat[2 * i + 1] as number];
+  return out;
+}
 
 export interface PlanRequest {
   coordinates: [number, number][];
@@ -24,8 +32,8 @@ export interface PlannedRoute {
   city: LoadedCity;
   departure: DateTime;
   nighttime: boolean;
-  output: RouteOutput | null;
-  steps: ApiStep[];
+  /** The engine's answer: the v2 `route` object as JSON and what goes beside it. */
+  output: RouteJsonOutput | null;
   searchId: string;
 }
 
@@ -66,9 +74,9 @@ export async function plan(
   const [lon, lat] = req.coordinates[0] as [number, number];
   // Night only where the city has lighting data; there the override forces either regime.
   const nighttime = cycling && city.hasLightingData && (req.nighttime ?? isNight(departure, lon, lat));
-  let output: RouteOutput | null;
+  let output: RouteJsonOutput | null;
   try {
-    output = await city.engine.route({
+    output = await city.engine.routeJson({
       coordinates: req.coordinates,
       profile: req.profile,
       supersafe: cycling ? req.supersafe : undefined,
@@ -79,28 +87,12 @@ export async function plan(
   } catch (err) {
     throw new HttpError(400, (err as Error).message);
   }
-  const steps: ApiStep[] = [];
-  if (output) {
-    const legs = output.legs;
-    legs.forEach((leg, i) => {
-      const arrive = i === legs.length - 1 ? 'Arrive at destination' : `Arrive at waypoint ${i + 2}`;
-      steps.push(...wordSteps(leg.steps, req.profile, arrive));
-    });
-  }
-  return { city, departure, nighttime, output, steps, searchId: randomUUID() };
+  return { city, departure, nighttime, output, searchId: randomUUID() };
 }
 
-/** The route's full geometry: the legs' lines joined. */
-export function routeGeometry(output: RouteOutput): number[][] {
-  const coords: number[][] = [];
-  for (const leg of output.legs) {
-    for (const p of pairs(leg.geometry)) {
-      const last = coords[coords.length - 1];
-      if (!last || last[0] !== p[0] || last[1] !== p[1]) coords.push(p);
-    }
-  }
-  if (coords.length === 1) coords.push(coords[0] as number[]);
-  return coords;
+/** The route's full geometry as `[lon, lat]` pairs. */
+export function routeGeometry(output: RouteJsonOutput): number[][] {
+  return pairs(output.geometry);
 }
 
 /** Metres from a point to a polyline (local equirectangular projection; fine at city scale). */

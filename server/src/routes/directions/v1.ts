@@ -5,7 +5,6 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../../errors.js';
 import { disruptionsNear, type PlannedRoute, plan, routeGeometry } from '../../routing/directions.js';
-import { type ApiStep, roundedLocation } from '../../routing/guidance.js';
 import { encodePolyline, simplify } from '../../routing/polyline.js';
 import { departureTime, lonLat, routingAccess } from './v2.js';
 
@@ -29,6 +28,33 @@ const body = z.object({
 });
 
 type Options = z.infer<typeof body>['options'];
+
+/** A v2 step as the engine writes it (see docs/api.md). */
+interface ApiStep {
+  distance: number;
+  duration: number;
+  geometry: { coordinates: number[][] };
+  name: string;
+  mode: string;
+  safety_classification?: string;
+  exits: string;
+  cycle_routes: string[] | null;
+  maneuver: {
+    type: string;
+    modifier?: string;
+    instruction: string;
+    location: number[];
+    bearing_before: number;
+    bearing_after: number;
+  };
+  voice_instructions: { distance_along_geometry: number; announcement: string; ssml_announcement: string }[];
+  banner_instructions: {
+    distance_along_geometry: number;
+    primary: unknown;
+    secondary?: unknown;
+    sub?: unknown;
+  }[];
+}
 
 /** v1's maneuver types are Mapbox's. */
 function v1Maneuver(s: ApiStep) {
@@ -63,43 +89,44 @@ function v1Route(p: PlannedRoute, options: Options) {
   if (!out) return null;
   const full = routeGeometry(out);
   const overview = options.overview === false || options.overview === 'false' ? null : options.overview;
-  let offset = 0;
-  const legs = out.legs.map((leg) => {
-    const n = leg.steps.length;
-    const steps = options.steps ? p.steps.slice(offset, offset + n) : [];
-    offset += n;
-    return {
-      distance: leg.distance,
-      duration: leg.duration,
-      summary: '',
-      steps: steps.map((s) => ({
-        distance: s.distance,
-        duration: s.duration,
-        geometry: geometryOf(s.geometry.coordinates, options),
-        name: s.name,
-        mode: s.mode,
-        maneuver: v1Maneuver(s),
-        voiceInstructions: s.voice_instructions.map((v) => ({
-          distanceAlongGeometry: v.distance_along_geometry,
-          announcement: v.announcement,
-          ssmlAnnouncement: v.ssml_announcement,
-        })),
-        bannerInstructions: s.banner_instructions.map((b) => ({
-          distanceAlongGeometry: b.distance_along_geometry,
-          primary: b.primary,
-          secondary: b.secondary ?? null,
-          ...(b.sub ? { sub: b.sub } : {}),
-        })),
-        ...(s.safety_classification ? { safety_classification: s.safety_classification } : {}),
-        cycle_routes: s.cycle_routes,
+  // The v2 steps, split into legs at each arrival.
+  const all = (JSON.parse(out.routeJson) as { steps: ApiStep[] }).steps;
+  const legSteps: ApiStep[][] = [[]];
+  for (const s of all) {
+    (legSteps[legSteps.length - 1] as ApiStep[]).push(s);
+    if (s.maneuver.type === 'Arrive' && s !== all[all.length - 1]) legSteps.push([]);
+  }
+  const legs = legSteps.map((steps) => ({
+    distance: Math.round(steps.reduce((a, s) => a + s.distance, 0) * 10) / 10,
+    duration: Math.round(steps.reduce((a, s) => a + s.duration, 0) * 10) / 10,
+    summary: '',
+    steps: (options.steps ? steps : []).map((s) => ({
+      distance: s.distance,
+      duration: s.duration,
+      geometry: geometryOf(s.geometry.coordinates, options),
+      name: s.name,
+      mode: s.mode,
+      maneuver: v1Maneuver(s),
+      voiceInstructions: s.voice_instructions.map((v) => ({
+        distanceAlongGeometry: v.distance_along_geometry,
+        announcement: v.announcement,
+        ssmlAnnouncement: v.ssml_announcement,
       })),
-    };
-  });
+      bannerInstructions: s.banner_instructions.map((b) => ({
+        distanceAlongGeometry: b.distance_along_geometry,
+        primary: b.primary,
+        secondary: b.secondary ?? null,
+        ...(b.sub ? { sub: b.sub } : {}),
+      })),
+      ...(s.safety_classification ? { safety_classification: s.safety_classification } : {}),
+      cycle_routes: s.cycle_routes,
+    })),
+  }));
   return {
     distance: legs.reduce((a, l) => a + l.distance, 0),
     duration: legs.reduce((a, l) => a + l.duration, 0),
     weight: legs.reduce((a, l) => a + l.duration, 0),
-    weight_name: p.output?.metric ?? '',
+    weight_name: out.metric,
     ...(overview ? { geometry: geometryOf(overview === 'simplified' ? simplify(full) : full, options) } : {}),
     legs,
   };
@@ -139,7 +166,7 @@ const directionsV1: FastifyPluginAsyncZod = async (app) => {
       if (main && cycling && !req.supersafe && req.options.alternatives) {
         const alt = await plan(app.engine, app.engine.configured, { ...common, supersafe: true });
         const altRoute = v1Route(alt, req.options);
-        const arcs = (x: PlannedRoute) => x.output?.legs.flatMap((l) => [...l.arcIds]).join(',');
+        const arcs = (x: PlannedRoute) => x.output?.arcIds.join(',');
         if (altRoute && arcs(alt) !== arcs(p)) routes.push(altRoute);
       }
       const geometry = p.output ? routeGeometry(p.output) : [];
@@ -149,11 +176,11 @@ const directionsV1: FastifyPluginAsyncZod = async (app) => {
         routes,
         waypoints: (p.output?.waypoints ?? []).map((w) => ({
           name: w.name,
-          location: roundedLocation(w.location),
+          location: w.location,
         })),
         code: main ? 'Ok' : 'NoRoute',
         search_id: Math.floor(Math.random() * Number.MAX_SAFE_INTEGER),
-        edge_ids: p.output ? p.output.legs.flatMap((l) => [...l.arcIds]) : null,
+        edge_ids: p.output ? [...p.output.arcIds] : null,
         graph_version: cycling ? p.city.graphVersion : null,
         subtitle: p.nighttime ? 'Prefers well-lit roads' : null,
         ...(disruptions ? { disruptions } : {}),

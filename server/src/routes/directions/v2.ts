@@ -2,7 +2,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { disruptionsNear, plan, routeGeometry } from '../../routing/directions.js';
-import { roundedLocation } from '../../routing/guidance.js';
 
 export const lonLat = z.tuple([
   z.number().min(-180, 'longitude must be in [-180, 180]').max(180, 'longitude must be in [-180, 180]'),
@@ -43,7 +42,7 @@ const directionsV2: FastifyPluginAsyncZod = async (app) => {
         body,
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const req = request.body;
       const p = await plan(app.engine, app.engine.configured, {
         coordinates: req.coordinates,
@@ -67,31 +66,17 @@ const directionsV2: FastifyPluginAsyncZod = async (app) => {
         sublabel: p.nighttime ? 'Prefers well-lit roads' : null,
       };
       if (!out) return { route: null, waypoints: [], ...base, metadata };
-      const geometry = routeGeometry(out);
-      const codes = p.steps.filter((s) => s.safety_code !== undefined && s.maneuver.type !== 'Arrive');
-      const legs = out.legs;
-      const sum = (f: (l: (typeof legs)[number]) => number) => legs.reduce((a, l) => a + f(l), 0);
-      const r1 = (x: number) => Math.round(x * 10) / 10;
-      const disruptions = cycling ? disruptionsNear(app.repos, p.city.id, p.departure, geometry) : undefined;
-      return {
-        route: {
-          distance: r1(sum((l) => l.distance)),
-          duration: r1(sum((l) => l.duration)),
-          elevation_gain: r1(sum((l) => l.elevationGain)),
-          elevation_loss: r1(sum((l) => l.elevationLoss)),
-          safety_code:
-            codes.length > 0 ? r1(codes.reduce((a, s) => a + (s.safety_code ?? 0), 0) / codes.length) : 0,
-          geometry: { type: 'LineString', coordinates: geometry },
-          steps: p.steps,
-          stops: out.legs.flatMap((l) =>
-            l.stops.map((s) => ({ stop_type: s.stopType, location: s.location })),
-          ),
-        },
-        waypoints: out.waypoints.map((w) => ({ name: w.name, location: roundedLocation(w.location) })),
+      const disruptions = cycling
+        ? disruptionsNear(app.repos, p.city.id, p.departure, routeGeometry(out))
+        : undefined;
+      const rest = JSON.stringify({
+        waypoints: out.waypoints.map((w) => ({ name: w.name, location: w.location })),
         ...base,
         ...(disruptions ? { disruptions } : {}),
         metadata,
-      };
+      });
+      // The engine wrote the route object (the bulk of the response); the rest is spliced beside it.
+      return reply.type('application/json; charset=utf-8').send(`{"route":${out.routeJson},${rest.slice(1)}`);
     },
   );
 };
