@@ -319,30 +319,35 @@ fn describe_json(
         Err(quietway_engine::city::RouteError::InvalidRequest(m)) => return Err(m),
     };
     let g = &city.graph;
+    // Leg totals and shapes come from the steps: guidance already measured every piece.
     let mut guided = Vec::with_capacity(route.legs.len());
     for (i, leg) in route.legs.iter().enumerate() {
         let w = &route.waypoints[i];
         let (steps, stops) = city.guidance(leg, [w.lon, w.lat], req.profile, ebike);
-        let s = city.summarize_leg(leg, req.profile, ebike);
-        guided.push((steps, stops, s));
+        let mut geometry: Vec<[f64; 2]> = Vec::new();
+        for st in &steps {
+            for &q in &st.geometry {
+                if geometry.last() != Some(&q) {
+                    geometry.push(q);
+                }
+            }
+        }
+        guided.push((steps, stops, geometry));
     }
     let legs: Vec<WordedLeg> = guided
         .iter()
-        .map(|(steps, stops, s)| WordedLeg {
+        .map(|(steps, stops, geometry)| WordedLeg {
             steps,
             stops,
-            distance_m: s.distance_m,
-            duration_s: s.duration_s,
-            elevation_gain_m: s.elevation_gain_m,
-            elevation_loss_m: s.elevation_loss_m,
-            geometry: &s.geometry,
+            distance_m: steps.iter().map(|s| s.distance_m).sum(),
+            duration_s: steps.iter().map(|s| s.duration_s).sum(),
+            elevation_gain_m: steps.iter().map(|s| s.gain_m).sum(),
+            elevation_loss_m: steps.iter().map(|s| s.loss_m).sum(),
+            geometry,
         })
         .collect();
     let route_json = quietway_engine::words::route_json(&legs, req.profile);
-    let geometry: Vec<f64> = guided
-        .iter()
-        .flat_map(|(_, _, s)| s.geometry.concat())
-        .collect();
+    let geometry: Vec<f64> = guided.iter().flat_map(|(_, _, g)| g.concat()).collect();
     let arc_ids: Vec<u32> = route
         .legs
         .iter()

@@ -47,6 +47,9 @@ pub struct Step {
     pub distance_m: f64,
     pub duration_s: f64,
     pub delta_elevation_m: f64,
+    /// Metres climbed and descended along the step (0 without elevation data).
+    pub gain_m: f64,
+    pub loss_m: f64,
     pub name: String,
     pub r#ref: String,
     /// Dominant safety class by distance (cycling steps).
@@ -135,6 +138,8 @@ struct Piece {
     distance: f64,
     duration: f64,
     delta_elevation: f64,
+    gain: f64,
+    loss: f64,
     way: u32,
     ring: bool,
     class: SafetyClass,
@@ -196,6 +201,16 @@ impl City {
                     duration: model.duration_s(g, p.arc, profile == Profile::Cycling, ebike) * frac,
                     delta_elevation: if elevation && et.is_finite() && eh.is_finite() {
                         (eh - et) as f64 * frac
+                    } else {
+                        0.0
+                    },
+                    gain: if elevation {
+                        g.arc_climb_m(p.arc) as f64 * frac
+                    } else {
+                        0.0
+                    },
+                    loss: if elevation {
+                        g.arc_descent_m(p.arc) as f64 * frac
                     } else {
                         0.0
                     },
@@ -343,6 +358,8 @@ impl City {
                 distance_m: total,
                 duration_s: run.iter().map(|p| p.duration).sum(),
                 delta_elevation_m: run.iter().map(|p| p.delta_elevation).sum(),
+                gain_m: run.iter().map(|p| p.gain).sum(),
+                loss_m: run.iter().map(|p| p.loss).sum(),
                 name,
                 r#ref,
                 safety_class: class,
@@ -372,6 +389,8 @@ impl City {
                 distance_m: 0.0,
                 duration_s: 0.0,
                 delta_elevation_m: 0.0,
+                gain_m: 0.0,
+                loss_m: 0.0,
                 name,
                 r#ref,
                 safety_class: leg.pieces.first().map_or(SafetyClass::Shared, |p| {
@@ -416,6 +435,8 @@ impl City {
             distance_m: 0.0,
             duration_s: 0.0,
             delta_elevation_m: 0.0,
+            gain_m: 0.0,
+            loss_m: 0.0,
             name,
             r#ref,
             safety_class: class,

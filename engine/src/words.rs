@@ -172,16 +172,6 @@ fn banner_for(s: &Step, arrive: &str) -> BannerText {
     }
 }
 
-fn ssml(text: &str) -> String {
-    let escaped = text
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
-    format!(
-        "<speak><amazon:effect name=\"drc\"><prosody rate=\"1.08\">{escaped}</prosody></amazon:effect></speak>"
-    )
-}
-
 /// Voice cue distances for an approach of `length` metres, far to near.
 pub fn cue_distances(length: f64) -> Vec<f64> {
     let first = length - FIRST_CUE_INTO_APPROACH_M;
@@ -196,11 +186,12 @@ pub fn cue_distances(length: f64) -> Vec<f64> {
     out
 }
 
+/// Voice instructions carry plain text; the spec's optional `ssml_announcement` is not sent (it
+/// would add a third to the response for a wrapper any client can add).
 #[derive(Serialize)]
 struct Voice {
     distance_along_geometry: f64,
     announcement: String,
-    ssml_announcement: String,
 }
 
 #[derive(Serialize)]
@@ -287,7 +278,6 @@ fn word_steps(steps: &[Step], profile: Profile, arrive: &str, out: &mut Vec<ApiS
                 };
                 voice.push(Voice {
                     distance_along_geometry: d,
-                    ssml_announcement: ssml(&text),
                     announcement: text,
                 });
             }

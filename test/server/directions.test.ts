@@ -413,7 +413,6 @@ describe('POST /directions/ (v1)', () => {
     expect(step.voiceInstructions[0]).toEqual({
       distanceAlongGeometry: expect.any(Number),
       announcement: expect.any(String),
-      ssmlAnnouncement: expect.any(String),
     });
     expect(step.bannerInstructions[0].distanceAlongGeometry).toBeCloseTo(step.distance, 1);
     expect(route.legs[0].steps.at(-1).maneuver.type).toBe('arrive');

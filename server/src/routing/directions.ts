@@ -8,7 +8,7 @@ import type { Disruption, Repositories } from '../db/repositories.js';
 import { HttpError } from '../errors.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
 import { type CoverageArea, contains } from './coverage.js';
-import { departureIn, isNight, localMinutes } from './time.js';
+import { departureIn, isNight, localDate, localMinutes } from './time.js';
 
 export type Mode = 'cycling' | 'walking';
 
@@ -146,7 +146,7 @@ export function disruptionsNear(
 ): ApiDisruption[] | undefined {
   const now = localMinutes(departure);
   const out: ApiDisruption[] = [];
-  for (const d of repos.disruptions.current(cityId, departure.minus({ days: 1 }).toISODate() ?? '')) {
+  for (const d of repos.disruptions.current(cityId, localDate(departure, -1))) {
     const start = minutesOf(d.startDate, d.startMinute);
     const end = minutesOf(d.endDate, d.endMinute);
     const active = start <= now && now < end;

@@ -28,8 +28,9 @@ export function localMinutes(dt: DateTime): number {
 
 export function isNight(dt: DateTime, lon: number, lat: number): boolean {
   const t = dt.toMillis();
-  // Sun times of the local calendar day (noon avoids the UTC day boundary).
-  const noon = dt.set({ hour: 12, minute: 0 }).toJSDate();
+  // Sun times of the local calendar day: local noon, by arithmetic on the offset (no zone lookups).
+  const localMidnight = Math.floor((t + dt.offset * 60_000) / 86_400_000) * 86_400_000;
+  const noon = new Date(localMidnight + 12 * 3_600_000 - dt.offset * 60_000);
   const { sunrise, sunset } = SunCalc.getTimes(noon, lat, lon);
   const margin = 30 * 60_000;
   if (Number.isNaN(sunrise.getTime()) || Number.isNaN(sunset.getTime())) {
@@ -37,4 +38,10 @@ export function isNight(dt: DateTime, lon: number, lat: number): boolean {
     return SunCalc.getPosition(noon, lat, lon).altitude < 0;
   }
   return t >= sunset.getTime() + margin || t <= sunrise.getTime() - margin;
+}
+
+/** The local calendar date (YYYY-MM-DD) a number of days from the departure's. */
+export function localDate(dt: DateTime, days = 0): string {
+  const day = Math.floor(localMinutes(dt) / 1440) + days;
+  return new Date(day * 86_400_000).toISOString().slice(0, 10);
 }

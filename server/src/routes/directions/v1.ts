@@ -47,7 +47,7 @@ interface ApiStep {
     bearing_before: number;
     bearing_after: number;
   };
-  voice_instructions: { distance_along_geometry: number; announcement: string; ssml_announcement: string }[];
+  voice_instructions: { distance_along_geometry: number; announcement: string }[];
   banner_instructions: {
     distance_along_geometry: number;
     primary: unknown;
@@ -110,7 +110,6 @@ function v1Route(p: PlannedRoute, options: Options) {
       voiceInstructions: s.voice_instructions.map((v) => ({
         distanceAlongGeometry: v.distance_along_geometry,
         announcement: v.announcement,
-        ssmlAnnouncement: v.ssml_announcement,
       })),
       bannerInstructions: s.banner_instructions.map((b) => ({
         distanceAlongGeometry: b.distance_along_geometry,
