@@ -3,38 +3,20 @@
 // 2-waypoint trip with full guidance, the same with per-arc details, a one-to-many search, and a
 // near-empty call (both waypoints at one spot) that is almost all boundary (libuv hop, promise,
 // conversion). Prints a table and writes bench/results/addon.json. `node bench/addon.mjs [--quick]`
-import { execFileSync, execSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { Bench } from 'tinybench';
+import { buildNycGraph, machine, manhattanPoints, root } from './common.mjs';
 
 const quick = process.argv.includes('--quick');
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const shared = process.env.QUIETWAY_SHARED_DATA_DIR ?? path.join(root, '..', 'shared', 'data');
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'quietway-addon-bench-'));
-execFileSync(path.join(root, 'target/release/quietway-build-graph'), [
-  '--city',
-  'nyc',
-  '--osm',
-  path.join(shared, 'osm/nyc-manhattan-below-42nd.osm.pbf'),
-  '--out',
-  out,
-  '--shared-data',
-  shared,
-  '--quiet',
-]);
+const graph = buildNycGraph(out);
 const addon = createRequire(import.meta.url)(path.join(root, 'addon/index.js'));
-const engine = await addon.loadCity(path.join(out, 'nyc.qwg'));
+const engine = await addon.loadCity(graph);
 
-let seed = 7;
-const rnd = () => {
-  seed = (seed * 1103515245 + 12345) % 2147483648;
-  return seed / 2147483648;
-};
-const box = [-74.018, 40.7, -73.972, 40.757];
-const point = () => [box[0] + rnd() * (box[2] - box[0]), box[1] + rnd() * (box[3] - box[1])];
+const point = manhattanPoints(7);
 const pairs = [];
 while (pairs.length < 500) {
   const c = [point(), point()];
@@ -62,10 +44,6 @@ bench
 await bench.run();
 fs.rmSync(out, { recursive: true, force: true });
 
-let commit = '';
-try {
-  commit = execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
-} catch {}
 const tasks = bench.tasks.map((t) => {
   const r = t.result;
   const lat = r.latency;
@@ -82,7 +60,7 @@ const tasks = bench.tasks.map((t) => {
 const result = {
   name: 'addon',
   quick,
-  machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, commit },
+  machine: machine(),
   graph: 'nyc-manhattan-below-42nd',
   tasks,
   peak_memory_bytes: process.resourceUsage().maxRSS * 1024,

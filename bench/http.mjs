@@ -2,7 +2,7 @@
 // cycling routes in Manhattan of about 3 km, with steps. Sequential requests on one kept-alive
 // connection (latency percentiles), then autocannon at 8 connections (requests per second).
 // Prints a table and writes bench/results/http.json. `node bench/http.mjs [--quick]`
-import { execFileSync, execSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -11,22 +11,11 @@ import autocannon from 'autocannon';
 import { buildApp } from '../server/dist/app.js';
 import { issueKey } from '../server/dist/auth/keys.js';
 import { loadConfig } from '../server/dist/config.js';
+import { buildNycGraph, machine, manhattanPoints, root, shared } from './common.mjs';
 
 const quick = process.argv.includes('--quick');
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const shared = process.env.QUIETWAY_SHARED_DATA_DIR ?? path.join(root, '..', 'shared', 'data');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quietway-bench-'));
-execFileSync(path.join(root, 'target/release/quietway-build-graph'), [
-  '--city',
-  'nyc',
-  '--osm',
-  path.join(shared, 'osm/nyc-manhattan-below-42nd.osm.pbf'),
-  '--out',
-  path.join(dataDir, 'graphs'),
-  '--shared-data',
-  shared,
-  '--quiet',
-]);
+buildNycGraph(path.join(dataDir, 'graphs'));
 const env = {
   ...process.env,
   QUIETWAY_DATA_DIR: dataDir,
@@ -59,12 +48,6 @@ for (let i = 0; ; i++) {
 const app = setup;
 
 // Random pairs in Manhattan below 42nd Street, 2.5–3.5 km apart as the crow flies, that route.
-let seed = 42;
-const rnd = () => {
-  seed = (seed * 1103515245 + 12345) % 2147483648;
-  return seed / 2147483648;
-};
-const box = [-74.018, 40.7, -73.972, 40.757];
 const hav = (a, b) => {
   const r = Math.PI / 180;
   const h =
@@ -72,7 +55,7 @@ const hav = (a, b) => {
     Math.cos(a[1] * r) * Math.cos(b[1] * r) * Math.sin(((b[0] - a[0]) * r) / 2) ** 2;
   return 2 * 6371008.8 * Math.asin(Math.sqrt(h));
 };
-const point = () => [box[0] + rnd() * (box[2] - box[0]), box[1] + rnd() * (box[3] - box[1])];
+const point = manhattanPoints(42);
 const bodies = [];
 while (bodies.length < 200) {
   const a = point();
@@ -165,14 +148,10 @@ await new Promise((r) => server.once('exit', r));
 await app.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
 
-let commit = '';
-try {
-  commit = execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
-} catch {}
 const result = {
   name: 'http',
   quick,
-  machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, commit },
+  machine: machine(),
   endpoint: 'POST /directions/v2/',
   routes: 'random 2-waypoint cycling routes in Manhattan below 42nd Street, 2.5–3.5 km apart, with steps',
   sequential_keep_alive: {

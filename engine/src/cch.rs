@@ -14,6 +14,9 @@ use crate::graph::{ArcId, NodeId};
 pub type Weight = u32;
 pub const INF_WEIGHT: Weight = u32::MAX / 2;
 
+/// Subtrees smaller than this are customized by one task.
+const PARALLEL_NODES: u32 = 2048;
+
 /// Saturating addition that keeps INF at INF.
 #[inline(always)]
 pub fn add(a: Weight, b: Weight) -> Weight {
@@ -304,9 +307,7 @@ impl Cch {
             fw_via: metric.fw_via.as_mut_ptr(),
             bw_via: metric.bw_via.as_mut_ptr(),
         };
-        let roots: Vec<u32> = (0..self.node_count() as u32)
-            .filter(|&x| self.etree_parent[x as usize] == u32::MAX)
-            .collect();
+        let roots = self.roots();
         rayon::scope(|s| {
             for &r in &roots {
                 let raw = &raw;
@@ -316,30 +317,42 @@ impl Cch {
         metric
     }
 
+    /// Roots of the elimination forest.
+    fn roots(&self) -> Vec<u32> {
+        (0..self.node_count() as u32)
+            .filter(|&x| self.etree_parent[x as usize] == u32::MAX)
+            .collect()
+    }
+
+    /// Follows the single-child chain down from `root` to the first node with several children (or
+    /// none); returns it and its children. The chain is the rank range `x..=root` (postorder).
+    fn branching_below(&self, root: u32) -> (u32, &[u32]) {
+        let mut x = root;
+        loop {
+            let kids = &self.child
+                [self.child_first[x as usize] as usize..self.child_first[x as usize + 1] as usize];
+            if kids.len() != 1 {
+                return (x, kids);
+            }
+            x = kids[0];
+        }
+    }
+
     /// Customizes the subtree below and including `root`: children's subtrees first (in parallel when
     /// large), then the chain up to `root`. Subtrees are disjoint rank ranges, hence disjoint arc ranges.
     fn customize_subtree(&self, root: u32, raw: &RawMetric) {
-        const PARALLEL_NODES: u32 = 2048;
         let lo = root + 1 - self.subtree_size[root as usize];
         if self.subtree_size[root as usize] < PARALLEL_NODES {
             self.relax_ranks(lo, root, raw);
             return;
         }
-        let mut x = root;
-        loop {
-            let kids = &self.child
-                [self.child_first[x as usize] as usize..self.child_first[x as usize + 1] as usize];
-            if kids.len() == 1 {
-                x = kids[0];
-                continue;
+        // Children first, in parallel; then the chain from the branching node up to `root`.
+        let (x, kids) = self.branching_below(root);
+        rayon::scope(|s| {
+            for &c in kids {
+                s.spawn(move |_| self.customize_subtree(c, raw));
             }
-            rayon::scope(|s| {
-                for &c in kids {
-                    s.spawn(move |_| self.customize_subtree(c, raw));
-                }
-            });
-            break;
-        }
+        });
         self.relax_ranks(x, root, raw);
     }
 
@@ -641,9 +654,7 @@ impl Cch {
             fw: pf.as_mut_ptr(),
             bw: pb.as_mut_ptr(),
         };
-        let roots: Vec<u32> = (0..self.node_count() as u32)
-            .filter(|&x| self.etree_parent[x as usize] == u32::MAX)
-            .collect();
+        let roots = self.roots();
         rayon::scope(|s| {
             for &r in &roots {
                 let raw = &raw;
@@ -681,28 +692,20 @@ impl Cch {
     }
 
     fn perfect_subtree(&self, root: u32, raw: &RawPair) {
-        const PARALLEL_NODES: u32 = 2048;
         let lo = root + 1 - self.subtree_size[root as usize];
         if self.subtree_size[root as usize] < PARALLEL_NODES {
             self.perfect_ranks(lo, root, raw);
             return;
         }
-        let mut x = root;
-        loop {
-            let kids = &self.child
-                [self.child_first[x as usize] as usize..self.child_first[x as usize + 1] as usize];
-            if kids.len() == 1 {
-                x = kids[0];
-                continue;
+        // Top down: the chain from `root` down to the branching node first, then the children in
+        // parallel.
+        let (x, kids) = self.branching_below(root);
+        self.perfect_ranks(x, root, raw);
+        rayon::scope(|s| {
+            for &c in kids {
+                s.spawn(move |_| self.perfect_subtree(c, raw));
             }
-            self.perfect_ranks(x, root, raw);
-            rayon::scope(|s| {
-                for &c in kids {
-                    s.spawn(move |_| self.perfect_subtree(c, raw));
-                }
-            });
-            return;
-        }
+        });
     }
 
     /// Perfect customization of the arcs whose lower endpoint lies in `lo..=hi`, top down: each

@@ -64,6 +64,33 @@ pub struct Step {
     pub arcs: Vec<ArcId>,
 }
 
+impl Step {
+    /// A step of no length at a point (a departure that goes nowhere, an arrival).
+    fn standing(kind: StepKind, at: [f64; 2]) -> Step {
+        Step {
+            kind,
+            modifier: None,
+            location: at,
+            bearing_before: 0.0,
+            bearing_after: 0.0,
+            geometry: vec![at, at],
+            distance_m: 0.0,
+            duration_s: 0.0,
+            delta_elevation_m: 0.0,
+            gain_m: 0.0,
+            loss_m: 0.0,
+            name: String::new(),
+            r#ref: String::new(),
+            safety_class: SafetyClass::Shared,
+            cycle_routes: vec![],
+            lit: false,
+            exit: None,
+            push: false,
+            arcs: vec![],
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stop {
     pub control: TrafficControl,
@@ -374,78 +401,30 @@ impl City {
 
         if steps.is_empty() {
             // Start and end snapped to the same place: depart and arrive there.
-            let (name, r#ref) = leg
-                .pieces
-                .first()
-                .map(|p| name_of(g.arc_way(p.arc)))
-                .unwrap_or_default();
+            let first = leg.pieces.first();
+            let (name, r#ref) = first.map(|p| name_of(g.arc_way(p.arc))).unwrap_or_default();
             steps.push(Step {
-                kind: StepKind::Depart,
-                modifier: None,
-                location: origin,
-                bearing_before: 0.0,
-                bearing_after: 0.0,
-                geometry: vec![origin, origin],
-                distance_m: 0.0,
-                duration_s: 0.0,
-                delta_elevation_m: 0.0,
-                gain_m: 0.0,
-                loss_m: 0.0,
                 name,
                 r#ref,
-                safety_class: leg.pieces.first().map_or(SafetyClass::Shared, |p| {
+                safety_class: first.map_or(SafetyClass::Shared, |p| {
                     g.arc_attrs[p.arc as usize].safety_class()
                 }),
-                cycle_routes: vec![],
-                lit: false,
-                exit: None,
-                push: false,
-                arcs: vec![],
+                ..Step::standing(StepKind::Depart, origin)
             });
         }
-        // Arrival.
-        let last = steps
-            .last()
-            .map_or(origin, |s| *s.geometry.last().unwrap_or(&s.location));
-        let (name, r#ref, class, routes, lit) = steps
-            .last()
-            .map(|s| {
-                (
-                    s.name.clone(),
-                    s.r#ref.clone(),
-                    s.safety_class,
-                    s.cycle_routes.clone(),
-                    s.lit,
-                )
-            })
-            .unwrap_or((
-                String::new(),
-                String::new(),
-                SafetyClass::Shared,
-                Vec::new(),
-                false,
-            ));
-        steps.push(Step {
-            kind: StepKind::Arrive,
-            modifier: None,
-            location: last,
-            bearing_before: steps.last().map_or(0.0, |s| end_bearing(&s.geometry)),
-            bearing_after: 0.0,
-            geometry: vec![last, last],
-            distance_m: 0.0,
-            duration_s: 0.0,
-            delta_elevation_m: 0.0,
-            gain_m: 0.0,
-            loss_m: 0.0,
-            name,
-            r#ref,
-            safety_class: class,
-            cycle_routes: routes,
-            lit,
-            exit: None,
-            push: false,
-            arcs: vec![],
-        });
+        // Arrival: on the last step's road, where its geometry ends.
+        let prev = steps.last().expect("a departure step exists");
+        let last = *prev.geometry.last().unwrap_or(&prev.location);
+        let arrive = Step {
+            bearing_before: end_bearing(&prev.geometry),
+            name: prev.name.clone(),
+            r#ref: prev.r#ref.clone(),
+            safety_class: prev.safety_class,
+            cycle_routes: prev.cycle_routes.clone(),
+            lit: prev.lit,
+            ..Step::standing(StepKind::Arrive, last)
+        };
+        steps.push(arrive);
 
         // Stops: traffic control met on the way, where it applies to the direction travelled.
         let mut stops = Vec::new();

@@ -163,30 +163,26 @@ impl CchQuery {
                 }
             }
             if on_f {
-                let dx = self.df[xu];
-                if dx < self.best {
-                    let (s, e) = (p.fw_first[xu] as usize, p.fw_first[xu + 1] as usize);
-                    for (k, &[y, w]) in p.fw_arcs[s..e].iter().enumerate() {
-                        let d = dx + w;
-                        if d < self.df[y as usize] {
-                            self.df[y as usize] = d;
-                            self.pf[y as usize] = p.fw_cch[s + k];
-                        }
-                    }
-                }
+                relax_pruned(
+                    x,
+                    self.best,
+                    &mut self.df,
+                    &mut self.pf,
+                    &p.fw_first,
+                    &p.fw_arcs,
+                    &p.fw_cch,
+                );
             }
             if on_b {
-                let dx = self.db[xu];
-                if dx < self.best {
-                    let (s, e) = (p.bw_first[xu] as usize, p.bw_first[xu + 1] as usize);
-                    for (k, &[y, w]) in p.bw_arcs[s..e].iter().enumerate() {
-                        let d = dx + w;
-                        if d < self.db[y as usize] {
-                            self.db[y as usize] = d;
-                            self.pb[y as usize] = p.bw_cch[s + k];
-                        }
-                    }
-                }
+                relax_pruned(
+                    x,
+                    self.best,
+                    &mut self.db,
+                    &mut self.pb,
+                    &p.bw_first,
+                    &p.bw_arcs,
+                    &p.bw_cch,
+                );
             }
         }
         self.fwd_path = fwd;
@@ -303,5 +299,31 @@ impl CchQuery {
             y = cch.arc_tail[a as usize];
         }
         out
+    }
+}
+
+/// Relaxes one search side's kept arcs out of `x` (skipped once `x` cannot beat the best meeting).
+#[inline(always)]
+fn relax_pruned(
+    x: u32,
+    best: Weight,
+    dist: &mut [Weight],
+    pred: &mut [u32],
+    first: &[u32],
+    arcs: &[[u32; 2]],
+    cch_arc: &[u32],
+) {
+    let xu = x as usize;
+    let dx = dist[xu];
+    if dx >= best {
+        return;
+    }
+    let (s, e) = (first[xu] as usize, first[xu + 1] as usize);
+    for (k, &[y, w]) in arcs[s..e].iter().enumerate() {
+        let d = dx + w;
+        if d < dist[y as usize] {
+            dist[y as usize] = d;
+            pred[y as usize] = cch_arc[s + k];
+        }
     }
 }

@@ -428,14 +428,24 @@ describe('POST /directions/ (v1)', () => {
     ).json();
     expect(bare.routes[0].geometry).toBeUndefined();
     expect(bare.routes[0].legs[0].steps).toEqual([]);
+    // Direct and SuperSafe differ at the Museum of London Rotunda (SuperSafe keeps off the busy
+    // roundabout): the alternative is the SuperSafe route.
+    const rotunda = {
+      coordinates: [
+        [-0.0972, 51.5196],
+        [-0.0935, 51.5171],
+      ],
+      departure_time: '2026-11-23T12:00',
+    };
     const alt = (
-      await post(
-        { coordinates, supersafe: false, options: { alternatives: true } },
-        '/directions/',
-        legacyKey,
-      )
+      await post({ ...rotunda, supersafe: false, options: { alternatives: true } }, '/directions/', legacyKey)
     ).json();
-    expect(alt.routes.length).toBeGreaterThanOrEqual(1);
+    expect(alt.routes).toHaveLength(2);
+    expect(alt.routes[1].distance).toBeGreaterThan(alt.routes[0].distance);
+    const noAlt = (
+      await post({ ...rotunda, supersafe: true, options: { alternatives: true } }, '/directions/', legacyKey)
+    ).json();
+    expect(noAlt.routes).toHaveLength(1);
     const driving = await post({ coordinates, profile: 'driving' }, '/directions/', legacyKey);
     expect(driving.statusCode).toBe(400);
     expect(driving.json()).toEqual({ error: 'Profile no longer supported' });

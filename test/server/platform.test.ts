@@ -325,8 +325,9 @@ describe('events', () => {
   });
 
   it('lists nearby events: upcoming or ongoing, then leisure routes, then recently ended, each by distance', async () => {
-    const near = [-73.99, 40.731];
-    const far = [-73.99, 40.736];
+    // 40 m east of the earlier tests' route along -73.99, so "near" is the nearest of all.
+    const near = [-73.9895, 40.731];
+    const far = [-73.9895, 40.736];
     const mk = async (name: string, extra: Record<string, unknown>, at = near) => {
       const res = await create(tokens.admin, {
         name,

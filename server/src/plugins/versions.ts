@@ -52,11 +52,8 @@ export default fp(
       const k = key(request.method, url);
       const v = versions.get(k);
       if (retired.has(k)) {
-        throw new HttpError(
-          410,
-          retiredBody(normalize(url), v?.successor).error,
-          retiredBody(normalize(url), v?.successor).details,
-        );
+        const body = retiredBody(normalize(url), v?.successor);
+        throw new HttpError(410, body.error, body.details);
       }
       if (v?.status === 'deprecated') reply.headers(deprecationHeaders(v, config.v1Sunset));
     });

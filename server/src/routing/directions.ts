@@ -7,7 +7,7 @@ import type { RouteJsonOutput } from '../../../addon/index.js';
 import type { Disruption, Repositories } from '../db/repositories.js';
 import { HttpError } from '../errors.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
-import { type CoverageArea, contains } from './coverage.js';
+import { contains } from './coverage.js';
 import { departureIn, isNight, localDate, localMinutes } from './time.js';
 
 export type Mode = 'cycling' | 'walking';
@@ -40,16 +40,12 @@ export interface PlannedRoute {
 export const CROSS_CITY = 'CROSS_CITY_ROUTE';
 
 /** The loaded city that covers every waypoint; 400 CROSS_CITY_ROUTE or 503 otherwise. */
-export function cityFor(
-  engine: EngineService,
-  configured: CoverageArea[],
-  points: [number, number][],
-): LoadedCity {
+export function cityFor(engine: EngineService, points: [number, number][]): LoadedCity {
   for (const c of engine.cities()) {
     if (points.every((p) => c.coverage.some((a) => contains(a, p)))) return c;
   }
   // Inside a configured city whose graph is not loaded: an outage, not a coverage problem.
-  const known = configured.find((a) => points.every((p) => contains(a, p)));
+  const known = engine.configured.find((a) => points.every((p) => contains(a, p)));
   if (known && !engine.city(known.id)) {
     throw new HttpError(503, `Routing for ${known.name} is not available right now`);
   }
@@ -63,12 +59,8 @@ export function cityFor(
   );
 }
 
-export async function plan(
-  engine: EngineService,
-  configured: CoverageArea[],
-  req: PlanRequest,
-): Promise<PlannedRoute> {
-  const city = cityFor(engine, configured, req.coordinates);
+export async function plan(engine: EngineService, req: PlanRequest): Promise<PlannedRoute> {
+  const city = cityFor(engine, req.coordinates);
   const cycling = req.profile === 'cycling';
   const departure = departureIn(cycling ? req.departure_time : undefined, city.timezone);
   const [lon, lat] = req.coordinates[0] as [number, number];

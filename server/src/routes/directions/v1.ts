@@ -157,13 +157,13 @@ const directionsV1: FastifyPluginAsyncZod = async (app) => {
         departure_time: req.departure_time,
         nighttime: req.nighttime,
       };
-      const p = await plan(app.engine, app.engine.configured, { ...common, supersafe: req.supersafe });
+      const p = await plan(app.engine, { ...common, supersafe: req.supersafe });
       const routes = [];
       const main = v1Route(p, req.options);
       if (main) routes.push(main);
       // Alternatives apply when not using SuperSafe: the SuperSafe route, when it differs.
       if (main && cycling && !req.supersafe && req.options.alternatives) {
-        const alt = await plan(app.engine, app.engine.configured, { ...common, supersafe: true });
+        const alt = await plan(app.engine, { ...common, supersafe: true });
         const altRoute = v1Route(alt, req.options);
         const arcs = (x: PlannedRoute) => x.output?.arcIds.join(',');
         if (altRoute && arcs(alt) !== arcs(p)) routes.push(altRoute);

@@ -44,7 +44,7 @@ const directionsV2: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const req = request.body;
-      const p = await plan(app.engine, app.engine.configured, {
+      const p = await plan(app.engine, {
         coordinates: req.coordinates,
         profile: req.profile,
         supersafe: req.supersafe,

@@ -7,6 +7,7 @@ import type { Credential } from '../../auth/access.js';
 import type { EventInput, EventRecord } from '../../db/platform.js';
 import { HttpError } from '../../errors.js';
 import { contains } from '../../routing/coverage.js';
+import { distanceToLine } from '../../routing/directions.js';
 import { decodePolyline } from '../../routing/polyline.js';
 import { sniffImage } from '../../storage/index.js';
 import { viewEvent } from './view.js';
@@ -22,35 +23,13 @@ const ADMIN = {
 };
 const MILE_M = 1609.344;
 
-const hav = (a: number[], b: number[]) => {
-  const r = Math.PI / 180;
-  const h =
-    Math.sin((((b[1] as number) - (a[1] as number)) * r) / 2) ** 2 +
-    Math.cos((a[1] as number) * r) *
-      Math.cos((b[1] as number) * r) *
-      Math.sin((((b[0] as number) - (a[0] as number)) * r) / 2) ** 2;
-  return 2 * 6_371_008.8 * Math.asin(Math.sqrt(h));
-};
-
 /** Metres from a point to an event: to its route's geometry, or to its destination. */
 function distanceTo(e: EventRecord, p: [number, number]): number | null {
-  if (e.route?.polyline) {
-    const line = decodePolyline(e.route.polyline);
-    let best = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < line.length; i++) {
-      best = Math.min(best, hav(p, line[i] as number[]));
-      const next = line[i + 1] as [number, number] | undefined;
-      if (next) {
-        // Points along the segment refine the distance to long segments well enough at city scale.
-        const [ax, ay] = line[i] as [number, number];
-        for (let k = 1; k < 4; k++) {
-          best = Math.min(best, hav(p, [ax + ((next[0] - ax) * k) / 4, ay + ((next[1] - ay) * k) / 4]));
-        }
-      }
-    }
-    return best;
+  if (e.route?.polyline) return distanceToLine(p, decodePolyline(e.route.polyline));
+  if (e.destination) {
+    const d = [e.destination.longitude, e.destination.latitude];
+    return distanceToLine(p, [d, d]);
   }
-  if (e.destination) return hav(p, [e.destination.longitude, e.destination.latitude]);
   return null;
 }
 

@@ -1,8 +1,7 @@
 // The Event resource as the API shows it, with the flags derived at read time.
 import type { EventRecord } from '../../db/platform.js';
-import type { EngineService } from '../../plugins/engine.js';
 
-export function viewEvent(e: EventRecord, _engine?: EngineService, now = Date.now()) {
+export function viewEvent(e: EventRecord, now = Date.now()) {
   const start = e.startTime ? Date.parse(e.startTime) : null;
   const end = e.endTime ? Date.parse(e.endTime) : null;
   const leisure = e.isLeisureRoute;

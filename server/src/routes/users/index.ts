@@ -122,7 +122,7 @@ const userRoutes: FastifyPluginAsyncZod = async (app) => {
       distance_traveled: r.distanceTraveled,
       duration_traveled: r.durationTraveled,
       completed: r.completed,
-      event: event ? viewEvent(event, app.engine) : null,
+      event: event ? viewEvent(event) : null,
       weather_conditions: r.weatherConditions ?? [],
       temperature: r.temperature,
       wind_speed: r.windSpeed,

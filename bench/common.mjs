@@ -1,0 +1,44 @@
+// What the Node benchmarks share: paths, the New York graph they run on, random points in Manhattan
+// below 42nd Street, and the machine description every results file carries.
+import { execFileSync, execSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+
+export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+export const shared = process.env.QUIETWAY_SHARED_DATA_DIR ?? path.join(root, '..', 'shared', 'data');
+
+/** Builds the graph of `nyc-manhattan-below-42nd.osm.pbf` into `outDir` (as `nyc.qwg`). */
+export function buildNycGraph(outDir) {
+  execFileSync(path.join(root, 'target/release/quietway-build-graph'), [
+    '--city',
+    'nyc',
+    '--osm',
+    path.join(shared, 'osm/nyc-manhattan-below-42nd.osm.pbf'),
+    '--out',
+    outDir,
+    '--shared-data',
+    shared,
+    '--quiet',
+  ]);
+  return path.join(outDir, 'nyc.qwg');
+}
+
+/** A deterministic source of random `[lon, lat]` points in Manhattan below 42nd Street. */
+export function manhattanPoints(seed) {
+  let s = seed;
+  const box = [-74.018, 40.7, -73.972, 40.757];
+  const rnd = () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
+  return () => [box[0] + rnd() * (box[2] - box[0]), box[1] + rnd() * (box[3] - box[1])];
+}
+
+/** CPU model, cores and the commit measured. */
+export function machine() {
+  let commit = '';
+  try {
+    commit = execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
+  } catch {}
+  return { cpu: os.cpus()[0]?.model, cores: os.cpus().length, commit };
+}
