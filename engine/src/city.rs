@@ -768,16 +768,32 @@ pub struct LegSummary {
 }
 
 impl City {
-    /// The travelled part of one arc, as a polyline.
+    /// The travelled part of one arc, as a polyline, appended to `out` (a position equal to the
+    /// one before it is not repeated).
     pub fn piece_geometry(&self, p: &ArcPiece, out: &mut Vec<[f64; 2]>) {
-        let mut pts = Vec::new();
-        self.graph.arc_geometry(p.arc, &mut pts);
+        self.append_piece_geometry(p, &mut Vec::new(), out, 0);
+    }
+
+    /// [`Self::piece_geometry`] with a reusable buffer; positions before `own` in `out` belong to
+    /// something else and are not compared with.
+    pub(crate) fn append_piece_geometry(
+        &self,
+        p: &ArcPiece,
+        pts: &mut Vec<[f64; 2]>,
+        out: &mut Vec<[f64; 2]>,
+        own: usize,
+    ) {
+        let push = |q: [f64; 2], out: &mut Vec<[f64; 2]>| {
+            if out.len() == own || out.last() != Some(&q) {
+                out.push(q);
+            }
+        };
+        pts.clear();
+        self.graph.arc_geometry(p.arc, pts);
         if p.from <= 0.0 && p.to >= 1.0 {
             // A whole arc: its shape as it is (no lengths needed to cut it).
-            for q in pts {
-                if out.last() != Some(&q) {
-                    out.push(q);
-                }
+            for &q in pts.iter() {
+                push(q, out);
             }
             return;
         }
@@ -809,11 +825,6 @@ impl City {
                 acc += l;
             }
             pts[pts.len() - 1]
-        };
-        let push = |q: [f64; 2], out: &mut Vec<[f64; 2]>| {
-            if out.last() != Some(&q) {
-                out.push(q);
-            }
         };
         push(at(from), out);
         let mut acc = 0.0;

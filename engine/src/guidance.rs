@@ -6,7 +6,7 @@
 //! voice and banners) are the server's business.
 
 use crate::city::{ArcPiece, City, Leg, Profile};
-use crate::geo::{LonLat, bearing_deg, haversine_m};
+use crate::geo::EARTH_RADIUS_M;
 use crate::graph::{ArcId, BikeAccess, SafetyClass, TrafficControl, way_flags};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,39 +129,73 @@ pub fn turn_angle(before: f64, after: f64) -> f64 {
     d
 }
 
-fn ll(p: [f64; 2]) -> LonLat {
-    LonLat::new(p[0], p[1])
+/// Headings and lengths at street scale in a local equirectangular plane (one cosine per leg, no
+/// trigonometry per segment); within a city this differs from the great-circle initial bearing by
+/// far less than the degree the API rounds bearings to.
+#[derive(Clone, Copy)]
+struct Plane {
+    /// Metres per degree of longitude and of latitude.
+    mx: f64,
+    my: f64,
 }
 
-/// Heading of a polyline's start (first segment longer than a metre, else the first).
-fn start_bearing(pts: &[[f64; 2]]) -> f64 {
-    for w in pts.windows(2) {
-        if haversine_m(ll(w[0]), ll(w[1])) > 1.0 {
-            return bearing_deg(ll(w[0]), ll(w[1]));
+impl Plane {
+    fn at(lat: f64) -> Plane {
+        let my = EARTH_RADIUS_M * std::f64::consts::PI / 180.0;
+        Plane {
+            mx: my * lat.to_radians().cos(),
+            my,
         }
     }
-    match pts {
-        [a, b, ..] => bearing_deg(ll(*a), ll(*b)),
-        _ => 0.0,
-    }
-}
 
-fn end_bearing(pts: &[[f64; 2]]) -> f64 {
-    for w in pts.windows(2).rev() {
-        if haversine_m(ll(w[0]), ll(w[1])) > 1.0 {
-            return bearing_deg(ll(w[0]), ll(w[1]));
+    fn delta(self, a: [f64; 2], b: [f64; 2]) -> (f64, f64) {
+        ((b[0] - a[0]) * self.mx, (b[1] - a[1]) * self.my)
+    }
+
+    /// Heading from `a` to `b`, degrees [0, 360).
+    fn bearing(self, a: [f64; 2], b: [f64; 2]) -> f64 {
+        let (dx, dy) = self.delta(a, b);
+        let deg = dx.atan2(dy).to_degrees();
+        if deg < 0.0 { deg + 360.0 } else { deg }
+    }
+
+    fn longer_than_a_metre(self, a: [f64; 2], b: [f64; 2]) -> bool {
+        let (dx, dy) = self.delta(a, b);
+        dx * dx + dy * dy > 1.0
+    }
+
+    /// Heading of a polyline's start (first segment longer than a metre, else the first).
+    fn start_bearing(self, pts: &[[f64; 2]]) -> f64 {
+        for w in pts.windows(2) {
+            if self.longer_than_a_metre(w[0], w[1]) {
+                return self.bearing(w[0], w[1]);
+            }
+        }
+        match pts {
+            [a, b, ..] => self.bearing(*a, *b),
+            _ => 0.0,
         }
     }
-    match pts {
-        [.., a, b] => bearing_deg(ll(*a), ll(*b)),
-        _ => 0.0,
+
+    /// Heading of a polyline's end (last segment longer than a metre, else the last).
+    fn end_bearing(self, pts: &[[f64; 2]]) -> f64 {
+        for w in pts.windows(2).rev() {
+            if self.longer_than_a_metre(w[0], w[1]) {
+                return self.bearing(w[0], w[1]);
+            }
+        }
+        match pts {
+            [.., a, b] => self.bearing(*a, *b),
+            _ => 0.0,
+        }
     }
 }
 
 /// One travelled piece with what the step builder needs.
 struct Piece {
     arc: ArcId,
-    geometry: Vec<[f64; 2]>,
+    /// The piece's positions: a range of the leg's shared position buffer.
+    geometry: std::ops::Range<usize>,
     distance: f64,
     duration: f64,
     delta_elevation: f64,
@@ -206,14 +240,18 @@ impl City {
         let g = &self.graph;
         let model = self.model();
         let elevation = g.city.as_ref().is_some_and(|c| c.elevation_known);
+        let plane = Plane::at(origin[1]);
+        // Every piece's positions go into one buffer (a range each): no allocation per piece.
+        let mut shape: Vec<[f64; 2]> = Vec::with_capacity(leg.pieces.len() * 4);
+        let mut scratch = Vec::with_capacity(16);
         let pieces: Vec<Piece> = leg
             .pieces
             .iter()
             .filter(|p| p.to > p.from)
             .map(|p: &ArcPiece| {
                 let frac = p.to - p.from;
-                let mut geometry = Vec::new();
-                self.piece_geometry(p, &mut geometry);
+                let from = shape.len();
+                self.append_piece_geometry(p, &mut scratch, &mut shape, from);
                 let way = g.arc_way(p.arc);
                 let attrs = g.arc_attrs[p.arc as usize];
                 let (tail, head) = (g.arc_tail(p.arc), g.arc_head(p.arc));
@@ -223,7 +261,7 @@ impl City {
                 );
                 Piece {
                     arc: p.arc,
-                    geometry,
+                    geometry: from..shape.len(),
                     distance: g.arc_length_m(p.arc) as f64 * frac,
                     duration: model.duration_s(g, p.arc, profile == Profile::Cycling, ebike) * frac,
                     delta_elevation: if elevation && et.is_finite() && eh.is_finite() {
@@ -250,6 +288,7 @@ impl City {
                 }
             })
             .collect();
+        let geo = |p: &Piece| &shape[p.geometry.clone()];
         let name_of = |w: u32| {
             (
                 g.string(g.way_name[w as usize]).to_string(),
@@ -273,7 +312,7 @@ impl City {
             } else if cur.ring {
                 None
             } else {
-                let angle = turn_angle(end_bearing(&prev.geometry), start_bearing(&cur.geometry));
+                let angle = turn_angle(plane.end_bearing(geo(prev)), plane.start_bearing(geo(cur)));
                 let renamed = (g.way_name[prev.way as usize], g.way_ref[prev.way as usize])
                     != (g.way_name[cur.way as usize], g.way_ref[cur.way as usize]);
                 if cur.arc == prev.arc ^ 1 || angle.abs() > 165.0 {
@@ -302,9 +341,10 @@ impl City {
         let mut steps: Vec<Step> = Vec::with_capacity(runs.len() + 1);
         for (ri, &(s, e, kind)) in runs.iter().enumerate() {
             let run = &pieces[s..e];
-            let mut geometry: Vec<[f64; 2]> = Vec::new();
+            let mut geometry: Vec<[f64; 2]> =
+                Vec::with_capacity(run.iter().map(|p| p.geometry.len()).sum::<usize>() + 1);
             for p in run {
-                for &q in &p.geometry {
+                for &q in geo(p) {
                     if geometry.last() != Some(&q) {
                         geometry.push(q);
                     }
@@ -336,9 +376,9 @@ impl City {
             let bearing_before = if ri == 0 {
                 0.0
             } else {
-                end_bearing(&steps[ri - 1].geometry)
+                plane.end_bearing(&steps[ri - 1].geometry)
             };
-            let bearing_after = start_bearing(&geometry);
+            let bearing_after = plane.start_bearing(&geometry);
             let (kind, modifier) = match kind {
                 StepKind::Depart => (kind, None),
                 StepKind::UTurn => (kind, Some("uturn")),
@@ -347,8 +387,8 @@ impl City {
                     // leaving it (the start of the next run).
                     let leave = runs
                         .get(ri + 1)
-                        .map(|&(ns, _, _)| start_bearing(&pieces[ns].geometry))
-                        .unwrap_or_else(|| end_bearing(&geometry));
+                        .map(|&(ns, _, _)| plane.start_bearing(geo(&pieces[ns])))
+                        .unwrap_or_else(|| plane.end_bearing(&geometry));
                     (kind, Some(modifier(bearing_before, leave)))
                 }
                 _ => {
@@ -416,7 +456,7 @@ impl City {
         let prev = steps.last().expect("a departure step exists");
         let last = *prev.geometry.last().unwrap_or(&prev.location);
         let arrive = Step {
-            bearing_before: end_bearing(&prev.geometry),
+            bearing_before: plane.end_bearing(&prev.geometry),
             name: prev.name.clone(),
             r#ref: prev.r#ref.clone(),
             safety_class: prev.safety_class,

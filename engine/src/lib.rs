@@ -5,6 +5,7 @@ pub mod avoid;
 pub mod cch;
 pub mod city;
 pub mod dijkstra;
+pub mod directions;
 pub mod format;
 pub mod geo;
 pub mod graph;

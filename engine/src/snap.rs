@@ -3,6 +3,26 @@
 
 use crate::geo::{LonLat, bearing_deg};
 use crate::graph::{CityGraph, EdgeId, from_fixed};
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+/// Edge ids are dense small integers: hash them by a multiply, not SipHash.
+#[derive(Default)]
+struct EdgeHasher(u64);
+
+impl std::hash::Hasher for EdgeHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 const CELL_M: f64 = 100.0;
 const M_PER_DEG_LAT: f64 = 110_574.0;
@@ -30,6 +50,9 @@ pub struct SnapIndex {
     m_per_deg_lon: f64,
     cell_first: Vec<u32>,
     cell_edges: Vec<EdgeId>,
+    /// Each edge's bounding box in the projection, `[min x, min y, max x, max y]` metres from
+    /// `(min_x, min_y)`: an edge whose box is farther than the best so far is not looked at.
+    edge_box: Vec<[f32; 4]>,
 }
 
 impl SnapIndex {
@@ -63,9 +86,17 @@ impl SnapIndex {
         let rows = (((max_y - min_y) / CELL_M) as usize + 1).min(1 << 14);
         let mut pairs: Vec<(u32, EdgeId)> = Vec::new();
         let mut pts = Vec::new();
+        let mut edge_box = Vec::with_capacity(g.edge_count());
         for e in 0..g.edge_count() {
             pts.clear();
             g.arc_geometry(2 * e as u32, &mut pts);
+            let mut b = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
+            for p in &pts {
+                let (x, y) = proj(p[0], p[1]);
+                let (x, y) = ((x - min_x) as f32, (y - min_y) as f32);
+                b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
+            }
+            edge_box.push(b);
             let mut cells: Vec<u32> = Vec::new();
             for s in pts.windows(2) {
                 let (x0, y0) = proj(s[0][0], s[0][1]);
@@ -104,11 +135,12 @@ impl SnapIndex {
             m_per_deg_lon,
             cell_first,
             cell_edges: pairs.into_iter().map(|(_, e)| e).collect(),
+            edge_box,
         }
     }
 
     pub fn memory_bytes(&self) -> usize {
-        4 * (self.cell_first.len() + self.cell_edges.len())
+        4 * (self.cell_first.len() + self.cell_edges.len()) + 16 * self.edge_box.len()
     }
 
     fn proj(&self, lon: f64, lat: f64) -> (f64, f64) {
@@ -129,18 +161,26 @@ impl SnapIndex {
     ) -> Option<Snap> {
         let (px, py) = self.proj(lon, lat);
         let (cx, cy) = ((px - self.min_x) / CELL_M, (py - self.min_y) / CELL_M);
+        let (bx, by) = ((px - self.min_x) as f32, (py - self.min_y) as f32);
         let limit = match bearing {
             Some((_, _, radius)) => radius.min(max_m),
             None => max_m,
         };
         let max_ring = (limit / CELL_M).ceil() as i64 + 1;
+        // How far the point lies inside its own cell: the rings searched so far cover at least this
+        // much (plus a cell per ring) around it.
+        let (fx, fy) = (cx - cx.floor(), cy - cy.floor());
+        let inner = fx.min(1.0 - fx).min(fy).min(1.0 - fy) * CELL_M;
+        let (ci, ri) = (cx.floor() as i64, cy.floor() as i64);
         let mut best: Option<Snap> = None;
-        let mut seen = std::collections::HashSet::new();
-        let mut pts = Vec::new();
+        let mut seen: HashSet<EdgeId, BuildHasherDefault<EdgeHasher>> =
+            HashSet::with_capacity_and_hasher(256, Default::default());
+        let mut pts = Vec::with_capacity(32);
         for ring in 0..=max_ring {
-            // Once the best lies within the ring already searched, nothing further can beat it.
+            // Nothing outside the rings searched can beat a best that lies within them.
             if let Some(b) = &best
-                && b.distance_m <= (ring - 1).max(0) as f64 * CELL_M
+                && ring > 0
+                && b.distance_m <= inner + (ring - 1) as f64 * CELL_M
             {
                 break;
             }
@@ -149,7 +189,7 @@ impl SnapIndex {
                     if dx.abs() != ring && dy.abs() != ring {
                         continue;
                     }
-                    let (c, r) = (cx as i64 + dx, cy as i64 + dy);
+                    let (c, r) = (ci + dx, ri + dy);
                     if c < 0 || r < 0 || c >= self.cols as i64 || r >= self.rows as i64 {
                         continue;
                     }
@@ -157,6 +197,16 @@ impl SnapIndex {
                     for &e in &self.cell_edges
                         [self.cell_first[cell] as usize..self.cell_first[cell + 1] as usize]
                     {
+                        // The edge's box is a bound on its distance: skip what cannot win.
+                        let [x0, y0, x1, y1] = self.edge_box[e as usize];
+                        let (ox, oy) = (
+                            (x0 - bx).max(bx - x1).max(0.0),
+                            (y0 - by).max(by - y1).max(0.0),
+                        );
+                        let bound = ((ox * ox + oy * oy).sqrt() - 0.01) as f64;
+                        if bound > limit || best.as_ref().is_some_and(|b| bound >= b.distance_m) {
+                            continue;
+                        }
                         if !seen.insert(e) {
                             continue;
                         }
@@ -166,14 +216,17 @@ impl SnapIndex {
                         }
                         pts.clear();
                         g.arc_geometry(2 * e, &mut pts);
-                        let Some((d, t, qlon, qlat, seg_bearing)) = self.project(&pts, px, py)
-                        else {
+                        let Some((d, t, qlon, qlat, seg)) = self.project(&pts, px, py) else {
                             continue;
                         };
-                        if d > limit {
+                        if d > limit || best.as_ref().is_some_and(|b| d >= b.distance_m) {
                             continue;
                         }
                         if let Some((want, tolerance, _)) = bearing {
+                            let seg_bearing = bearing_deg(
+                                LonLat::new(pts[seg][0], pts[seg][1]),
+                                LonLat::new(pts[seg + 1][0], pts[seg + 1][1]),
+                            );
                             let off = |b: f64| {
                                 let x = (b - want).rem_euclid(360.0);
                                 x.min(360.0 - x)
@@ -184,17 +237,15 @@ impl SnapIndex {
                                 continue;
                             }
                         }
-                        if best.as_ref().is_none_or(|b| d < b.distance_m) {
-                            best = Some(Snap {
-                                edge: e,
-                                t,
-                                lon: qlon,
-                                lat: qlat,
-                                distance_m: d,
-                                forward: fwd,
-                                backward: bwd,
-                            });
-                        }
+                        best = Some(Snap {
+                            edge: e,
+                            t,
+                            lon: qlon,
+                            lat: qlat,
+                            distance_m: d,
+                            forward: fwd,
+                            backward: bwd,
+                        });
                     }
                 }
             }
@@ -202,41 +253,35 @@ impl SnapIndex {
         best
     }
 
-    /// Nearest point of a polyline: (distance m, fraction by length, lon, lat, segment bearing).
-    fn project(&self, pts: &[[f64; 2]], px: f64, py: f64) -> Option<(f64, f64, f64, f64, f64)> {
+    /// Nearest point of a polyline: (distance m, fraction by length, lon, lat, index of the segment).
+    fn project(&self, pts: &[[f64; 2]], px: f64, py: f64) -> Option<(f64, f64, f64, f64, usize)> {
         let mut total = 0.0;
-        let mut best: Option<(f64, f64, f64, f64, f64)> = None; // d, along, lon, lat, bearing
-        for s in pts.windows(2) {
+        let mut best: Option<(f64, f64, f64, f64, usize)> = None; // d, along, x, y, segment
+        for (i, s) in pts.windows(2).enumerate() {
             let (x0, y0) = self.proj(s[0][0], s[0][1]);
             let (x1, y1) = self.proj(s[1][0], s[1][1]);
             let (dx, dy) = (x1 - x0, y1 - y0);
-            let len = (dx * dx + dy * dy).sqrt();
-            let u = if len > 0.0 {
-                (((px - x0) * dx + (py - y0) * dy) / (len * len)).clamp(0.0, 1.0)
+            let len2 = dx * dx + dy * dy;
+            let len = len2.sqrt();
+            let u = if len2 > 0.0 {
+                (((px - x0) * dx + (py - y0) * dy) / len2).clamp(0.0, 1.0)
             } else {
                 0.0
             };
             let (qx, qy) = (x0 + u * dx, y0 + u * dy);
-            let d = ((px - qx).powi(2) + (py - qy).powi(2)).sqrt();
-            if best.is_none_or(|b| d < b.0) {
-                let b = bearing_deg(LonLat::new(s[0][0], s[0][1]), LonLat::new(s[1][0], s[1][1]));
-                best = Some((
-                    d,
-                    total + u * len,
-                    qx / self.m_per_deg_lon,
-                    qy / M_PER_DEG_LAT,
-                    b,
-                ));
+            let d2 = (px - qx).powi(2) + (py - qy).powi(2);
+            if best.is_none_or(|b| d2 < b.0) {
+                best = Some((d2, total + u * len, qx, qy, i));
             }
             total += len;
         }
-        best.map(|(d, along, lon, lat, b)| {
+        best.map(|(d2, along, x, y, i)| {
             (
-                d,
+                d2.sqrt(),
                 if total > 0.0 { along / total } else { 0.0 },
-                lon,
-                lat,
-                b,
+                x / self.m_per_deg_lon,
+                y / M_PER_DEG_LAT,
+                i,
             )
         })
     }

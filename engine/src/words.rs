@@ -10,7 +10,6 @@
 use crate::city::Profile;
 use crate::graph::TrafficControl;
 use crate::guidance::{Step, StepKind, Stop};
-use serde::Serialize;
 
 /// A maneuver that follows within this many metres is announced with the one before it.
 pub const COMPOUND_M: f64 = 30.0;
@@ -20,15 +19,6 @@ const LONG_APPROACH_M: f64 = 1000.0;
 
 fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
-}
-
-/// Coordinates to 1e-6° (about 0.1 m; OSM's own precision is 1e-7).
-fn r6(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
-}
-
-fn point(p: [f64; 2]) -> [f64; 2] {
-    [r6(p[0]), r6(p[1])]
 }
 
 const COMPASS: [&str; 8] = [
@@ -136,40 +126,203 @@ fn instruction(s: &Step, arrive: &str) -> String {
     t
 }
 
-#[derive(Serialize)]
-struct Component {
-    text: String,
-    r#type: &'static str,
+/// The JSON writer: numbers in the API's precisions, escaped strings, no intermediate values;
+/// it writes bytes (the route object is only ever ASCII punctuation around UTF-8 strings).
+mod json {
+    pub type Out = Vec<u8>;
+
+    /// A JSON string, escaped.
+    pub fn string(out: &mut Out, s: &str) {
+        out.push(b'"');
+        let bytes = s.as_bytes();
+        let mut from = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let esc: &[u8] = match b {
+                b'"' => b"\\\"",
+                b'\\' => b"\\\\",
+                b'\n' => b"\\n",
+                b'\r' => b"\\r",
+                b'\t' => b"\\t",
+                0..=0x1f => b"",
+                _ => continue,
+            };
+            out.extend_from_slice(&bytes[from..i]);
+            if esc.is_empty() {
+                out.extend_from_slice(b"\\u00");
+                out.push(b"0123456789abcdef"[(b >> 4) as usize]);
+                out.push(b"0123456789abcdef"[(b & 15) as usize]);
+            } else {
+                out.extend_from_slice(esc);
+            }
+            from = i + 1;
+        }
+        out.extend_from_slice(&bytes[from..]);
+        out.push(b'"');
+    }
+
+    /// A literal (a key, punctuation, a keyword).
+    pub fn raw(out: &mut Out, s: &str) {
+        out.extend_from_slice(s.as_bytes());
+    }
+
+    pub fn uint(out: &mut Out, mut n: u64) {
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.extend_from_slice(&buf[i..]);
+    }
+
+    pub fn int(out: &mut Out, n: i64) {
+        if n < 0 {
+            out.push(b'-');
+        }
+        uint(out, n.unsigned_abs());
+    }
+
+    /// `x` rounded half away from zero (a conversion, not a libm call).
+    pub fn round_i64(x: f64) -> i64 {
+        if x >= 0.0 {
+            (x + 0.5) as i64
+        } else {
+            (x - 0.5) as i64
+        }
+    }
+
+    /// A number with `D` decimal places at most (`SCALE` = 10^D), trailing zeros dropped (one kept:
+    /// `40.0`).
+    fn fixed<const D: usize, const SCALE: u64>(out: &mut Out, x: f64) {
+        let scaled = x * SCALE as f64;
+        if !scaled.is_finite() || scaled.abs() >= 9.0e15 {
+            out.extend_from_slice(b"0.0");
+            return;
+        }
+        let v = round_i64(scaled);
+        if v < 0 {
+            out.push(b'-');
+        }
+        let v = v.unsigned_abs();
+        uint(out, v / SCALE);
+        let mut frac = v % SCALE;
+        let mut digits = [b'0'; D];
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (frac % 10) as u8;
+            frac /= 10;
+        }
+        let mut end = D;
+        while end > 1 && digits[end - 1] == b'0' {
+            end -= 1;
+        }
+        out.push(b'.');
+        out.extend_from_slice(&digits[..end]);
+    }
+
+    /// Distances, durations, elevations: to 0.1.
+    pub fn num1(out: &mut Out, x: f64) {
+        fixed::<1, 10>(out, x);
+    }
+
+    /// A `[lon, lat]` position to 1e-6° (about 0.1 m; OSM's own precision is 1e-7).
+    pub fn point(out: &mut Out, p: [f64; 2]) {
+        out.push(b'[');
+        fixed::<6, 1_000_000>(out, p[0]);
+        out.push(b',');
+        fixed::<6, 1_000_000>(out, p[1]);
+        out.push(b']');
+    }
+
+    /// A GeoJSON LineString; consecutive positions equal at 1e-6° are written once (a line keeps
+    /// two positions at least).
+    pub fn line(out: &mut Out, pts: &[[f64; 2]]) {
+        out.extend_from_slice(br#"{"type":"LineString","coordinates":["#);
+        let key = |p: [f64; 2]| (round_i64(p[0] * 1e6), round_i64(p[1] * 1e6));
+        let mut last = None;
+        let mut written = 0;
+        for &p in pts {
+            let k = key(p);
+            if last == Some(k) {
+                continue;
+            }
+            if written > 0 {
+                out.push(b',');
+            }
+            point(out, p);
+            last = Some(k);
+            written += 1;
+        }
+        if written == 1 {
+            out.push(b',');
+            point(out, pts[0]);
+        }
+        out.extend_from_slice(b"]}");
+    }
+
+    /// `"key":` (keys are plain ASCII), with the comma before it unless it opens the object.
+    pub fn key(out: &mut Out, k: &str) {
+        if out.last() != Some(&b'{') {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(k.as_bytes());
+        out.extend_from_slice(b"\":");
+    }
 }
 
-#[derive(Serialize)]
-struct BannerText {
-    text: String,
-    components: Vec<Component>,
-    r#type: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    modifier: Option<&'static str>,
+use json::{Out, key, raw};
+
+/// A banner's text block: `{"text", "components", "type", "modifier"?}`.
+fn banner_text(
+    out: &mut Out,
+    text: &str,
+    component_type: &str,
+    r#type: &str,
+    modifier: Option<&str>,
+) {
+    out.push(b'{');
+    key(out, "text");
+    json::string(out, text);
+    key(out, "components");
+    raw(out, "[{");
+    key(out, "text");
+    json::string(out, text);
+    key(out, "type");
+    json::string(out, component_type);
+    raw(out, "}]");
+    key(out, "type");
+    json::string(out, r#type);
+    if let Some(m) = modifier {
+        key(out, "modifier");
+        json::string(out, m);
+    }
+    out.push(b'}');
 }
 
-fn banner_for(s: &Step, arrive: &str) -> BannerText {
+/// The primary (or `sub`) banner for the maneuver of step `s`.
+fn banner_for(out: &mut Out, s: &Step, arrive: &str) {
     let r = road(s);
     let named = s.kind != StepKind::Arrive && s.kind != StepKind::Roundabout && !r.is_empty();
+    let action_text;
     let text = if s.kind == StepKind::Arrive {
-        arrive.to_string()
+        arrive
     } else if named {
-        r.to_string()
+        r
     } else {
-        capital(&action(s))
+        action_text = capital(&action(s));
+        &action_text
     };
-    BannerText {
-        components: vec![Component {
-            text: text.clone(),
-            r#type: if named { "road-name" } else { "text" },
-        }],
+    banner_text(
+        out,
         text,
-        r#type: maneuver_type(s.kind),
-        modifier: s.modifier,
-    }
+        if named { "road-name" } else { "text" },
+        maneuver_type(s.kind),
+        s.modifier,
+    );
 }
 
 /// Voice cue distances for an approach of `length` metres, far to near.
@@ -186,174 +339,149 @@ pub fn cue_distances(length: f64) -> Vec<f64> {
     out
 }
 
-/// Voice instructions carry plain text; the spec's optional `ssml_announcement` is not sent (it
-/// would add a third to the response for a wrapper any client can add).
-#[derive(Serialize)]
-struct Voice {
-    distance_along_geometry: f64,
-    announcement: String,
-}
-
-#[derive(Serialize)]
-struct Banner {
-    distance_along_geometry: f64,
-    primary: BannerText,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    secondary: Option<BannerText>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sub: Option<BannerText>,
-}
-
-#[derive(Serialize)]
-struct Line {
-    r#type: &'static str,
-    coordinates: Vec<[f64; 2]>,
-}
-
-#[derive(Serialize)]
-struct Maneuver {
-    r#type: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    modifier: Option<&'static str>,
-    instruction: String,
-    location: [f64; 2],
-    bearing_before: i64,
-    bearing_after: i64,
-}
-
-#[derive(Serialize)]
-struct ApiStep {
-    distance: f64,
-    duration: f64,
-    delta_elevation: f64,
-    geometry: Line,
-    name: String,
-    mode: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    safety_code: Option<u8>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    safety_classification: Option<&'static str>,
-    exits: String,
-    maneuver: Maneuver,
-    cycle_routes: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lit: Option<bool>,
-    voice_instructions: Vec<Voice>,
-    banner_instructions: Vec<Banner>,
-}
-
-fn word_steps(steps: &[Step], profile: Profile, arrive: &str, out: &mut Vec<ApiStep>) {
+/// Writes one step: maneuver, geometry, attributes, voice and banner instructions. Voice
+/// instructions carry plain text; the spec's optional `ssml_announcement` is not sent (it would add a
+/// third to the response for a wrapper any client can add).
+fn write_step(out: &mut Out, steps: &[Step], i: usize, profile: Profile, arrive: &str) {
     let cycling = profile == Profile::Cycling;
-    let mode = if cycling { "cycling" } else { "walking" };
-    for (i, s) in steps.iter().enumerate() {
-        let next = steps.get(i + 1);
-        let after = steps.get(i + 2);
-        let compound = matches!((next, after), (Some(n), Some(a))
-            if n.kind != StepKind::Arrive && a.kind != StepKind::Arrive && round1(n.distance_m) < COMPOUND_M);
-        let mut voice = Vec::new();
-        let mut banners = Vec::new();
-        if let Some(n) = next {
-            let announce = capital(&if compound {
-                format!(
-                    "{}, then {}",
-                    phrase(n, arrive),
-                    phrase(after.expect("compound has a follow-up"), arrive)
-                )
-            } else {
-                phrase(n, arrive)
-            });
-            let cues = cue_distances(s.distance_m);
-            let several = cues.len() > 1;
-            for (k, &d) in cues.iter().enumerate() {
-                let text = if several && k == 0 && n.kind != StepKind::Arrive {
-                    let r = road(s);
-                    let lead = if r.is_empty() {
-                        "Continue".to_string()
-                    } else {
-                        format!("Continue on {r}")
-                    };
-                    format!("{lead}, then {}", lower_first(&announce))
-                } else {
-                    announce.clone()
-                };
-                voice.push(Voice {
-                    distance_along_geometry: d,
-                    announcement: text,
-                });
-            }
-            let secondary = (n.kind != StepKind::Arrive
-                && !n.r#ref.is_empty()
-                && !n.name.is_empty()
-                && n.r#ref != n.name)
-                .then(|| BannerText {
-                    text: n.r#ref.clone(),
-                    components: vec![Component {
-                        text: n.r#ref.clone(),
-                        r#type: "text",
-                    }],
-                    r#type: maneuver_type(n.kind),
-                    modifier: None,
-                });
-            banners.push(Banner {
-                distance_along_geometry: round1(s.distance_m),
-                primary: banner_for(n, arrive),
-                secondary,
-                sub: if compound {
-                    after.map(|a| banner_for(a, arrive))
-                } else {
-                    None
-                },
-            });
+    let s = &steps[i];
+    let next = steps.get(i + 1);
+    let after = steps.get(i + 2);
+    let compound = matches!((next, after), (Some(n), Some(a))
+        if n.kind != StepKind::Arrive && a.kind != StepKind::Arrive && round1(n.distance_m) < COMPOUND_M);
+    let arrival = s.kind == StepKind::Arrive;
+    out.push(b'{');
+    key(out, "distance");
+    json::num1(out, s.distance_m);
+    key(out, "duration");
+    json::num1(out, s.duration_s);
+    key(out, "delta_elevation");
+    json::num1(out, s.delta_elevation_m);
+    key(out, "geometry");
+    json::line(out, &s.geometry);
+    key(out, "name");
+    json::string(out, road(s));
+    key(out, "mode");
+    raw(
+        out,
+        if cycling {
+            "\"cycling\""
+        } else {
+            "\"walking\""
+        },
+    );
+    if cycling {
+        key(out, "safety_code");
+        json::uint(out, s.safety_class.safety_code() as u64);
+        if !arrival {
+            key(out, "safety_classification");
+            json::string(out, s.safety_class.api_name());
         }
-        let arrival = s.kind == StepKind::Arrive;
-        out.push(ApiStep {
-            distance: round1(s.distance_m),
-            duration: round1(s.duration_s),
-            delta_elevation: round1(s.delta_elevation_m),
-            geometry: Line {
-                r#type: "LineString",
-                coordinates: s.geometry.iter().map(|&p| point(p)).collect(),
-            },
-            name: road(s).to_string(),
-            mode,
-            safety_code: cycling.then(|| s.safety_class.safety_code()),
-            safety_classification: (cycling && !arrival).then(|| s.safety_class.api_name()),
-            exits: match (s.kind, s.exit) {
-                (StepKind::Roundabout, Some(e)) => e.to_string(),
-                _ => String::new(),
-            },
-            maneuver: Maneuver {
-                r#type: maneuver_type(s.kind),
-                modifier: s.modifier,
-                instruction: instruction(s, arrive),
-                location: point(s.location),
-                bearing_before: s.bearing_before.round() as i64,
-                bearing_after: s.bearing_after.round() as i64,
-            },
-            cycle_routes: (!s.cycle_routes.is_empty()).then(|| s.cycle_routes.clone()),
-            lit: cycling.then_some(s.lit),
-            voice_instructions: voice,
-            banner_instructions: banners,
-        });
     }
-}
-
-#[derive(Serialize)]
-struct ApiStop {
-    stop_type: &'static str,
-    location: [f64; 2],
-}
-
-#[derive(Serialize)]
-struct ApiRoute {
-    distance: f64,
-    duration: f64,
-    elevation_gain: f64,
-    elevation_loss: f64,
-    safety_code: f64,
-    geometry: Line,
-    steps: Vec<ApiStep>,
-    stops: Vec<ApiStop>,
+    key(out, "exits");
+    match (s.kind, s.exit) {
+        (StepKind::Roundabout, Some(e)) => {
+            out.push(b'"');
+            json::uint(out, e as u64);
+            out.push(b'"');
+        }
+        _ => raw(out, "\"\""),
+    }
+    key(out, "maneuver");
+    out.push(b'{');
+    key(out, "type");
+    json::string(out, maneuver_type(s.kind));
+    if let Some(m) = s.modifier {
+        key(out, "modifier");
+        json::string(out, m);
+    }
+    key(out, "instruction");
+    json::string(out, &instruction(s, arrive));
+    key(out, "location");
+    json::point(out, s.location);
+    key(out, "bearing_before");
+    json::int(out, s.bearing_before.round() as i64);
+    key(out, "bearing_after");
+    json::int(out, s.bearing_after.round() as i64);
+    out.push(b'}');
+    key(out, "cycle_routes");
+    if s.cycle_routes.is_empty() {
+        raw(out, "null");
+    } else {
+        out.push(b'[');
+        for (k, r) in s.cycle_routes.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            json::string(out, r);
+        }
+        out.push(b']');
+    }
+    if cycling {
+        key(out, "lit");
+        raw(out, if s.lit { "true" } else { "false" });
+    }
+    key(out, "voice_instructions");
+    out.push(b'[');
+    if let Some(n) = next {
+        let announce = capital(&if compound {
+            format!(
+                "{}, then {}",
+                phrase(n, arrive),
+                phrase(after.expect("compound has a follow-up"), arrive)
+            )
+        } else {
+            phrase(n, arrive)
+        });
+        let cues = cue_distances(s.distance_m);
+        let several = cues.len() > 1;
+        for (k, &d) in cues.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.push(b'{');
+            key(out, "distance_along_geometry");
+            json::num1(out, d);
+            key(out, "announcement");
+            if several && k == 0 && n.kind != StepKind::Arrive {
+                let r = road(s);
+                let lead = if r.is_empty() {
+                    "Continue".to_string()
+                } else {
+                    format!("Continue on {r}")
+                };
+                json::string(out, &format!("{lead}, then {}", lower_first(&announce)));
+            } else {
+                json::string(out, &announce);
+            }
+            out.push(b'}');
+        }
+    }
+    out.push(b']');
+    key(out, "banner_instructions");
+    out.push(b'[');
+    if let Some(n) = next {
+        out.push(b'{');
+        key(out, "distance_along_geometry");
+        json::num1(out, s.distance_m);
+        key(out, "primary");
+        banner_for(out, n, arrive);
+        if n.kind != StepKind::Arrive
+            && !n.r#ref.is_empty()
+            && !n.name.is_empty()
+            && n.r#ref != n.name
+        {
+            key(out, "secondary");
+            banner_text(out, &n.r#ref, "text", maneuver_type(n.kind), None);
+        }
+        if compound && let Some(a) = after {
+            key(out, "sub");
+            banner_for(out, a, arrive);
+        }
+        out.push(b'}');
+    }
+    out.push(b']');
+    out.push(b'}');
 }
 
 /// One leg as guidance produced it, with its totals.
@@ -369,62 +497,99 @@ pub struct WordedLeg<'a> {
 
 /// The directions v2 `route` object as JSON. Each leg but the last ends "Arrive at waypoint <n>".
 pub fn route_json(legs: &[WordedLeg], profile: Profile) -> String {
-    let mut steps = Vec::new();
+    let cycling = profile == Profile::Cycling;
+    // About 1 kB a step and 40 bytes a position.
+    let size: usize = legs
+        .iter()
+        .map(|l| {
+            l.steps.len() * 1024
+                + 40 * (l.geometry.len() + l.steps.iter().map(|s| s.geometry.len()).sum::<usize>())
+        })
+        .sum();
+    let mut out: Out = Vec::with_capacity(size + 512);
+    let sum = |f: fn(&WordedLeg) -> f64| legs.iter().map(f).sum::<f64>();
+    out.push(b'{');
+    key(&mut out, "distance");
+    json::num1(&mut out, sum(|l| l.distance_m));
+    key(&mut out, "duration");
+    json::num1(&mut out, sum(|l| l.duration_s));
+    key(&mut out, "elevation_gain");
+    json::num1(&mut out, sum(|l| l.elevation_gain_m));
+    key(&mut out, "elevation_loss");
+    json::num1(&mut out, sum(|l| l.elevation_loss_m));
+    // Deprecated: the mean code of the cycling steps (arrivals aside).
+    let codes: Vec<u8> = legs
+        .iter()
+        .flat_map(|l| l.steps.iter())
+        .filter(|s| cycling && s.kind != StepKind::Arrive)
+        .map(|s| s.safety_class.safety_code())
+        .collect();
+    key(&mut out, "safety_code");
+    json::num1(
+        &mut out,
+        if codes.is_empty() {
+            0.0
+        } else {
+            codes.iter().map(|&c| f64::from(c)).sum::<f64>() / codes.len() as f64
+        },
+    );
+    key(&mut out, "geometry");
+    let whole: Vec<[f64; 2]>;
+    let geometry = if legs.len() == 1 {
+        legs[0].geometry
+    } else {
+        whole = legs
+            .iter()
+            .flat_map(|l| l.geometry.iter().copied())
+            .collect();
+        &whole
+    };
+    if geometry.is_empty() {
+        raw(&mut out, r#"{"type":"LineString","coordinates":[]}"#);
+    } else {
+        json::line(&mut out, geometry);
+    }
+    key(&mut out, "steps");
+    out.push(b'[');
+    let mut first = true;
     for (i, leg) in legs.iter().enumerate() {
         let arrive = if i + 1 == legs.len() {
             "Arrive at destination".to_string()
         } else {
             format!("Arrive at waypoint {}", i + 2)
         };
-        word_steps(leg.steps, profile, &arrive, &mut steps);
-    }
-    let codes: Vec<f64> = steps
-        .iter()
-        .filter(|s| s.maneuver.r#type != "Arrive")
-        .filter_map(|s| s.safety_code.map(f64::from))
-        .collect();
-    let mut coordinates: Vec<[f64; 2]> = Vec::new();
-    for leg in legs {
-        for &p in leg.geometry {
-            let q = point(p);
-            if coordinates.last() != Some(&q) {
-                coordinates.push(q);
+        for k in 0..leg.steps.len() {
+            if !first {
+                out.push(b',');
             }
+            first = false;
+            write_step(&mut out, leg.steps, k, profile, &arrive);
         }
     }
-    if coordinates.len() == 1 {
-        coordinates.push(coordinates[0]);
+    out.push(b']');
+    key(&mut out, "stops");
+    out.push(b'[');
+    for (k, st) in legs.iter().flat_map(|l| l.stops.iter()).enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.push(b'{');
+        key(&mut out, "stop_type");
+        raw(
+            &mut out,
+            match st.control {
+                TrafficControl::Signals => "\"traffic_signal\"",
+                TrafficControl::Stop => "\"stop_sign\"",
+                _ => "\"give_way\"",
+            },
+        );
+        key(&mut out, "location");
+        json::point(&mut out, st.location);
+        out.push(b'}');
     }
-    let sum = |f: fn(&WordedLeg) -> f64| legs.iter().map(f).sum::<f64>();
-    let route = ApiRoute {
-        distance: round1(sum(|l| l.distance_m)),
-        duration: round1(sum(|l| l.duration_s)),
-        elevation_gain: round1(sum(|l| l.elevation_gain_m)),
-        elevation_loss: round1(sum(|l| l.elevation_loss_m)),
-        safety_code: if codes.is_empty() {
-            0.0
-        } else {
-            round1(codes.iter().sum::<f64>() / codes.len() as f64)
-        },
-        geometry: Line {
-            r#type: "LineString",
-            coordinates,
-        },
-        steps,
-        stops: legs
-            .iter()
-            .flat_map(|l| l.stops.iter())
-            .map(|s| ApiStop {
-                stop_type: match s.control {
-                    TrafficControl::Signals => "traffic_signal",
-                    TrafficControl::Stop => "stop_sign",
-                    _ => "give_way",
-                },
-                location: point(s.location),
-            })
-            .collect(),
-    };
-    serde_json::to_string(&route).expect("route serializes")
+    raw(&mut out, "]}");
+    // Every byte written is ASCII or comes whole from a `&str`.
+    String::from_utf8(out).expect("the route JSON is UTF-8")
 }
 
 #[cfg(test)]
