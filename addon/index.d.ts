@@ -140,6 +140,10 @@ export interface RouteInput {
    * the route costs to compute.
    */
   arcDetails?: boolean
+  /** `routeJson`: also hand back the route's flat geometry (off by default). */
+  withGeometry?: boolean
+  /** `routeJson`: also hand back the directed arcs travelled (off by default). */
+  withArcIds?: boolean
 }
 
 /**
@@ -147,11 +151,12 @@ export interface RouteInput {
  * engine), plus what the server needs beside it.
  */
 export interface RouteJsonOutput {
-  /** The v2 `route` object, serialized. */
-  routeJson: string
-  /** The route's geometry, flat `[lon, lat, …]` (for disruptions near it). */
-  geometry: Float64Array
-  arcIds: Uint32Array
+  /** The v2 `route` object, serialized as UTF-8 JSON. */
+  routeJson: Buffer
+  /** The route's geometry, flat `[lon, lat, …]`, when asked for (`withGeometry`). */
+  geometry?: Float64Array
+  /** The directed arcs travelled (the v1 `edge_ids`), when asked for (`withArcIds`). */
+  arcIds?: Uint32Array
   waypoints: Array<SnappedWaypoint>
   metric: string
 }

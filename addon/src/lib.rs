@@ -10,7 +10,6 @@ use quietway_engine::geo::{LonLat, haversine_m};
 use quietway_engine::graph::SafetyClass;
 use quietway_engine::graph::TrafficControl;
 use quietway_engine::metric::{MetricKind, WeightingModel};
-use quietway_engine::words::WordedLeg;
 use std::sync::Arc;
 
 /// The native engine's version.
@@ -63,6 +62,10 @@ pub struct RouteInput {
     /// Include per-arc details (`legs[].arcs`); off by default, as they cost more to hand over than
     /// the route costs to compute.
     pub arc_details: Option<bool>,
+    /// `routeJson`: also hand back the route's flat geometry (off by default).
+    pub with_geometry: Option<bool>,
+    /// `routeJson`: also hand back the directed arcs travelled (off by default).
+    pub with_arc_ids: Option<bool>,
 }
 
 /// One travelled arc of a leg, with what guidance and the API need to know about it.
@@ -148,6 +151,13 @@ pub struct RouteOutput {
     pub waypoints: Vec<SnappedWaypoint>,
     /// The metric used: `supersafe_day`, `supersafe_night`, `direct_day`, `direct_night`, `walking`.
     pub metric: String,
+}
+
+fn json_extras(input: &RouteInput) -> JsonExtras {
+    JsonExtras {
+        geometry: input.with_geometry.unwrap_or(false),
+        arc_ids: input.with_arc_ids.unwrap_or(false),
+    }
 }
 
 fn to_request(input: RouteInput) -> Result<(RouteRequest, bool)> {
@@ -295,81 +305,147 @@ fn describe(
     }))
 }
 
+/// Bytes handed to JavaScript as a `Buffer` copied into V8's heap. A `Buffer` made from a `Vec`
+/// is external: its memory returns to the allocator only when V8 collects it, and under load the
+/// allocator keeps growing into fresh pages meanwhile (page faults were a tenth of a routing call).
+pub struct CopiedBuffer(Vec<u8>);
+
+impl ToNapiValue for CopiedBuffer {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let (mut data, mut out) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: `val.0` is alive for the call; N-API copies `len` bytes from it.
+        check_status!(unsafe {
+            sys::napi_create_buffer_copy(
+                env,
+                val.0.len(),
+                val.0.as_ptr().cast(),
+                &mut data,
+                &mut out,
+            )
+        })?;
+        Ok(out)
+    }
+}
+
+/// Numbers handed to JavaScript as a `Float64Array` in V8's heap (copied, like [`CopiedBuffer`]).
+pub struct CopiedF64(Vec<f64>);
+
+impl ToNapiValue for CopiedF64 {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let (mut data, mut buffer, mut out) = (
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        let len = val.0.len();
+        // SAFETY: N-API allocates `8 * len` bytes at `data`, which are filled before use.
+        unsafe {
+            check_status!(sys::napi_create_arraybuffer(
+                env,
+                8 * len,
+                &mut data,
+                &mut buffer
+            ))?;
+            if len > 0 {
+                std::ptr::copy_nonoverlapping(val.0.as_ptr(), data.cast::<f64>(), len);
+            }
+            check_status!(sys::napi_create_typedarray(
+                env,
+                sys::TypedarrayType::float64_array,
+                len,
+                buffer,
+                0,
+                &mut out
+            ))?;
+        }
+        Ok(out)
+    }
+}
+
+/// Directed arc ids handed to JavaScript as a `Uint32Array` in V8's heap (copied).
+pub struct CopiedU32(Vec<u32>);
+
+impl ToNapiValue for CopiedU32 {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let (mut data, mut buffer, mut out) = (
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        let len = val.0.len();
+        // SAFETY: as for `CopiedF64`.
+        unsafe {
+            check_status!(sys::napi_create_arraybuffer(
+                env,
+                4 * len,
+                &mut data,
+                &mut buffer
+            ))?;
+            if len > 0 {
+                std::ptr::copy_nonoverlapping(val.0.as_ptr(), data.cast::<u32>(), len);
+            }
+            check_status!(sys::napi_create_typedarray(
+                env,
+                sys::TypedarrayType::uint32_array,
+                len,
+                buffer,
+                0,
+                &mut out
+            ))?;
+        }
+        Ok(out)
+    }
+}
+
 /// A planned route in the directions v2 shape: the `route` object as JSON (guidance worded by the
 /// engine), plus what the server needs beside it.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct RouteJsonOutput {
-    /// The v2 `route` object, serialized.
-    pub route_json: String,
-    /// The route's geometry, flat `[lon, lat, …]` (for disruptions near it).
-    pub geometry: Float64Array,
-    pub arc_ids: Uint32Array,
+    /// The v2 `route` object, serialized as UTF-8 JSON.
+    #[napi(ts_type = "Buffer")]
+    pub route_json: CopiedBuffer,
+    /// The route's geometry, flat `[lon, lat, …]`, when asked for (`withGeometry`).
+    #[napi(ts_type = "Float64Array")]
+    pub geometry: Option<CopiedF64>,
+    /// The directed arcs travelled (the v1 `edge_ids`), when asked for (`withArcIds`).
+    #[napi(ts_type = "Uint32Array")]
+    pub arc_ids: Option<CopiedU32>,
     pub waypoints: Vec<SnappedWaypoint>,
     pub metric: String,
+}
+
+/// What `routeJson` hands back beside the route object.
+#[derive(Clone, Copy, Default)]
+struct JsonExtras {
+    geometry: bool,
+    arc_ids: bool,
 }
 
 fn describe_json(
     city: &City,
     req: &RouteRequest,
     ebike: bool,
+    extras: JsonExtras,
 ) -> std::result::Result<Option<RouteJsonOutput>, String> {
-    let route = match city.route(req) {
-        Ok(Some(r)) => r,
+    let d = match city.directions(req, ebike) {
+        Ok(Some(d)) => d,
         Ok(None) => return Ok(None),
         Err(quietway_engine::city::RouteError::InvalidRequest(m)) => return Err(m),
     };
-    let g = &city.graph;
-    // Leg totals and shapes come from the steps: guidance already measured every piece.
-    let mut guided = Vec::with_capacity(route.legs.len());
-    for (i, leg) in route.legs.iter().enumerate() {
-        let w = &route.waypoints[i];
-        let (steps, stops) = city.guidance(leg, [w.lon, w.lat], req.profile, ebike);
-        let mut geometry: Vec<[f64; 2]> = Vec::new();
-        for st in &steps {
-            for &q in &st.geometry {
-                if geometry.last() != Some(&q) {
-                    geometry.push(q);
-                }
-            }
-        }
-        guided.push((steps, stops, geometry));
-    }
-    let legs: Vec<WordedLeg> = guided
-        .iter()
-        .map(|(steps, stops, geometry)| WordedLeg {
-            steps,
-            stops,
-            distance_m: steps.iter().map(|s| s.distance_m).sum(),
-            duration_s: steps.iter().map(|s| s.duration_s).sum(),
-            elevation_gain_m: steps.iter().map(|s| s.gain_m).sum(),
-            elevation_loss_m: steps.iter().map(|s| s.loss_m).sum(),
-            geometry,
-        })
-        .collect();
-    let route_json = quietway_engine::words::route_json(&legs, req.profile);
-    let geometry: Vec<f64> = guided.iter().flat_map(|(_, _, g)| g.concat()).collect();
-    let arc_ids: Vec<u32> = route
-        .legs
-        .iter()
-        .flat_map(|l| l.pieces.iter().map(|p| p.arc))
-        .collect();
-    let waypoints = route
-        .waypoints
-        .iter()
-        .map(|w| SnappedWaypoint {
-            location: vec![(w.lon * 1e6).round() / 1e6, (w.lat * 1e6).round() / 1e6],
-            distance: w.distance_m,
-            name: g
-                .string(g.way_name[g.edge_way[w.edge as usize] as usize])
-                .to_string(),
-        })
-        .collect();
     Ok(Some(RouteJsonOutput {
-        route_json,
-        geometry: Float64Array::new(geometry),
-        arc_ids: Uint32Array::new(arc_ids),
-        waypoints,
-        metric: route.metric.name().to_string(),
+        route_json: CopiedBuffer(d.route_json.into_bytes()),
+        geometry: extras.geometry.then_some(CopiedF64(d.geometry)),
+        arc_ids: extras.arc_ids.then_some(CopiedU32(d.arc_ids)),
+        waypoints: d
+            .waypoints
+            .into_iter()
+            .map(|w| SnappedWaypoint {
+                location: w.location.to_vec(),
+                distance: w.distance_m,
+                name: w.name,
+            })
+            .collect(),
+        metric: d.metric.to_string(),
     }))
 }
 
@@ -377,6 +453,7 @@ pub struct RouteJsonTask {
     city: Arc<City>,
     req: RouteRequest,
     ebike: bool,
+    extras: JsonExtras,
 }
 
 impl Task for RouteJsonTask {
@@ -384,7 +461,7 @@ impl Task for RouteJsonTask {
     type JsValue = Option<RouteJsonOutput>;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        describe_json(&self.city, &self.req, self.ebike).map_err(invalid)
+        describe_json(&self.city, &self.req, self.ebike, self.extras).map_err(invalid)
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -630,11 +707,13 @@ impl Engine {
     /// `null` when no route exists.
     #[napi(ts_return_type = "Promise<RouteJsonOutput | null>")]
     pub fn route_json(&self, input: RouteInput) -> Result<AsyncTask<RouteJsonTask>> {
+        let extras = json_extras(&input);
         let (req, ebike) = to_request(input)?;
         Ok(AsyncTask::new(RouteJsonTask {
             city: self.city.clone(),
             req,
             ebike,
+            extras,
         }))
     }
 
@@ -780,3 +859,6 @@ pub fn safety_classes() -> Vec<String> {
         .map(|c| c.name().to_string())
         .collect()
 }
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
