@@ -72,8 +72,8 @@ export class ConflictError extends Error {}
 
 export interface DisruptionRepository {
   create(d: Omit<Disruption, 'id'>): Disruption;
-  /** A city's disruptions that have not ended before `fromDate` (city-local YYYY-MM-DD). */
-  current(city: string, fromDate: string): Disruption[];
+  /** A city's disruptions that have not ended before `fromDate` (city-local YYYY-MM-DD); shared, do not modify. */
+  current(city: string, fromDate: string): readonly Disruption[];
 }
 
 export interface UserRepository {
@@ -96,6 +96,7 @@ export interface ApiKeyRepository {
     prefix: string;
     keyHash: string;
   }): ApiKeyRecord;
+  /** The key with this digest (a shared record, do not modify). */
   byHash(keyHash: string): ApiKeyRecord | undefined;
   byId(id: number): ApiKeyRecord | undefined;
   list(): ApiKeyRecord[];
@@ -189,7 +190,60 @@ const USER_COLUMNS =
   'id, identity_user_id, email, name, role, image_url, home_address, home_coords, work_address, work_coords, date_registered';
 const KEY_COLUMNS = 'id, kind, name, source, legacy_v1, prefix, created_at, revoked_at, last_used_at';
 
+/**
+ * Read-through caches for the lookups every routing request makes (its API key, the city's
+ * disruptions). The repository methods that write those tables clear them at once; commits by
+ * another process (the admin CLI) show in `PRAGMA data_version`, which is read at most once a
+ * millisecond (it costs a read transaction, with its file locks). So a revoked key is refused, and
+ * a new disruption seen, from the next request on.
+ */
+class ReadCache<V> {
+  private generation = -1;
+  private readonly entries = new Map<string, V>();
+
+  constructor(
+    private readonly version: () => number,
+    private readonly limit = 10_000,
+  ) {}
+
+  get(key: string, load: () => V): V {
+    const g = this.version();
+    if (g !== this.generation || this.entries.size >= this.limit) {
+      this.entries.clear();
+      this.generation = g;
+    }
+    let v = this.entries.get(key);
+    if (v === undefined && !this.entries.has(key)) {
+      v = load();
+      this.entries.set(key, v);
+    }
+    return v as V;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** `PRAGMA data_version` (changes when another connection commits), read at most once a millisecond. */
+function externalVersion(db: Db): () => number {
+  const stmt = db.prepare('SELECT data_version FROM pragma_data_version()').pluck();
+  let value = stmt.get() as number;
+  let readAt = performance.now();
+  return () => {
+    const now = performance.now();
+    if (now - readAt >= 1) {
+      value = stmt.get() as number;
+      readAt = now;
+    }
+    return value;
+  };
+}
+
 export function sqliteRepositories(db: Db): Repositories {
+  const dbVersion = externalVersion(db);
+  const keyCache = new ReadCache<ApiKeyRecord | undefined>(dbVersion);
+  const disruptionCache = new ReadCache<Disruption[]>(dbVersion, 1000);
   const s = {
     userInsert: db.prepare(
       'INSERT INTO users (identity_user_id, email, name, password_hash, date_registered) VALUES (?, ?, ?, ?, ?)',
@@ -272,18 +326,25 @@ export function sqliteRepositories(db: Db): Repositories {
   const apiKeys: ApiKeyRepository = {
     create({ kind, name, source, legacyV1, prefix, keyHash }) {
       const info = s.keyInsert.run(kind, name, source, legacyV1 ? 1 : 0, prefix, keyHash, now());
+      keyCache.clear();
       return toKey(s.keyById.get(info.lastInsertRowid) as KeyRow);
     },
-    byHash: (keyHash) => {
-      const r = s.keyByHash.get(keyHash) as KeyRow | undefined;
-      return r && toKey(r);
-    },
+    byHash: (keyHash) =>
+      keyCache.get(keyHash, () => {
+        const r = s.keyByHash.get(keyHash) as KeyRow | undefined;
+        return r && toKey(r);
+      }),
     byId: (id) => {
       const r = s.keyById.get(id) as KeyRow | undefined;
       return r && toKey(r);
     },
     list: () => (s.keyList.all() as KeyRow[]).map(toKey),
-    revoke: (id) => s.keyRevoke.run(now(), id).changes === 1,
+    revoke: (id) => {
+      const revoked = s.keyRevoke.run(now(), id).changes === 1;
+      keyCache.clear();
+      return revoked;
+    },
+    // The last-used stamp is not part of what the key cache is used for.
     touch: (id, at) => {
       s.keyTouch.run(at, id);
     },
@@ -395,10 +456,13 @@ export function sqliteRepositories(db: Db): Repositories {
         d.endMinute,
         now(),
       );
+      disruptionCache.clear();
       return { ...d, id: `${d.source}:${info.lastInsertRowid}` };
     },
     current: (city, fromDate) =>
-      (s.disruptionsCurrent.all(city, fromDate) as DisruptionRow[]).map(toDisruption),
+      disruptionCache.get(`${city}|${fromDate}`, () =>
+        (s.disruptionsCurrent.all(city, fromDate) as DisruptionRow[]).map(toDisruption),
+      ),
   };
 
   return {

@@ -2,13 +2,12 @@
 // windows, the engine's route and guidance, and the disruptions near it. Shared by directions v2,
 // the deprecated v1 and (later) multi-modal.
 import { randomUUID } from 'node:crypto';
-import type { DateTime } from 'luxon';
 import type { RouteJsonOutput } from '../../../addon/index.js';
 import type { Disruption, Repositories } from '../db/repositories.js';
 import { HttpError } from '../errors.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
 import { contains } from './coverage.js';
-import { departureIn, isNight, localDate, localMinutes } from './time.js';
+import { type Departure, departureIn, isNight, localDate, localMinutes } from './time.js';
 
 export type Mode = 'cycling' | 'walking';
 
@@ -28,12 +27,22 @@ export interface PlanRequest {
   nighttime?: boolean;
 }
 
+/** What a caller needs from the engine beyond the route object. */
+export interface PlanExtras {
+  /** The route's flat geometry (`output.geometry`). */
+  geometry?: boolean;
+  /** The directed arcs travelled (`output.arcIds`). */
+  arcIds?: boolean;
+}
+
 export interface PlannedRoute {
   city: LoadedCity;
-  departure: DateTime;
+  departure: Departure;
   nighttime: boolean;
   /** The engine's answer: the v2 `route` object as JSON and what goes beside it. */
   output: RouteJsonOutput | null;
+  /** Disruptions near a cycling route (absent when none apply, and on walking). */
+  disruptions?: ApiDisruption[];
   searchId: string;
 }
 
@@ -59,13 +68,20 @@ export function cityFor(engine: EngineService, points: [number, number][]): Load
   );
 }
 
-export async function plan(engine: EngineService, req: PlanRequest): Promise<PlannedRoute> {
+export async function plan(
+  engine: EngineService,
+  repos: Repositories,
+  req: PlanRequest,
+  extras: PlanExtras = {},
+): Promise<PlannedRoute> {
   const city = cityFor(engine, req.coordinates);
   const cycling = req.profile === 'cycling';
   const departure = departureIn(cycling ? req.departure_time : undefined, city.timezone);
   const [lon, lat] = req.coordinates[0] as [number, number];
   // Night only where the city has lighting data; there the override forces either regime.
   const nighttime = cycling && city.hasLightingData && (req.nighttime ?? isNight(departure, lon, lat));
+  // The disruptions that could apply; the route's geometry is only fetched when there are some.
+  const candidates = cycling ? disruptionsInForce(repos, city.id, departure) : [];
   let output: RouteJsonOutput | null;
   try {
     output = await city.engine.routeJson({
@@ -75,16 +91,15 @@ export async function plan(engine: EngineService, req: PlanRequest): Promise<Pla
       night: nighttime,
       bearing: cycling ? req.bearing : undefined,
       departureLocalMinutes: cycling ? localMinutes(departure) : undefined,
+      withGeometry: extras.geometry || candidates.length > 0,
+      withArcIds: extras.arcIds,
     });
   } catch (err) {
     throw new HttpError(400, (err as Error).message);
   }
-  return { city, departure, nighttime, output, searchId: randomUUID() };
-}
-
-/** The route's full geometry as `[lon, lat]` pairs. */
-export function routeGeometry(output: RouteJsonOutput): number[][] {
-  return pairs(output.geometry);
+  const disruptions =
+    output?.geometry && candidates.length > 0 ? near(candidates, output.geometry) : undefined;
+  return { city, departure, nighttime, output, disruptions, searchId: randomUUID() };
 }
 
 /** Metres from a point to a polyline (local equirectangular projection; fine at city scale). */
@@ -126,16 +141,12 @@ export interface ApiDisruption {
 const minutesOf = (date: string, minute: number) =>
   Math.floor(Date.parse(`${date}T00:00:00Z`) / 60_000) + minute;
 
-/**
- * Disruptions active at the departure or starting within the next 60 minutes whose pin lies within
- * about 150 m of the cycling geometry; `undefined` (the field is left out) when none apply.
- */
-export function disruptionsNear(
+/** Disruptions active at the departure or starting within the next 60 minutes, with their status. */
+export function disruptionsInForce(
   repos: Repositories,
   cityId: string,
-  departure: DateTime,
-  geometry: number[][],
-): ApiDisruption[] | undefined {
+  departure: Departure,
+): ApiDisruption[] {
   const now = localMinutes(departure);
   const out: ApiDisruption[] = [];
   for (const d of repos.disruptions.current(cityId, localDate(departure, -1))) {
@@ -143,10 +154,18 @@ export function disruptionsNear(
     const end = minutesOf(d.endDate, d.endMinute);
     const active = start <= now && now < end;
     const upcoming = start > now && start <= now + 60;
-    if (!active && !upcoming) continue;
-    if (distanceToLine(d.location, geometry) > 150) continue;
-    out.push(view(d, active ? 'active' : 'upcoming'));
+    if (active || upcoming) out.push(view(d, active ? 'active' : 'upcoming'));
   }
+  return out;
+}
+
+/**
+ * The disruptions whose pin lies within about 150 m of a route's geometry (flat `[lon, lat, …]`);
+ * `undefined` (the field is left out) when none does.
+ */
+function near(candidates: ApiDisruption[], flatGeometry: Float64Array): ApiDisruption[] | undefined {
+  const geometry = pairs(flatGeometry);
+  const out = candidates.filter((d) => distanceToLine(d.location, geometry) <= 150);
   return out.length > 0 ? out : undefined;
 }
 

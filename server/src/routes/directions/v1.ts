@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../../errors.js';
-import { disruptionsNear, type PlannedRoute, plan, routeGeometry } from '../../routing/directions.js';
+import { type PlannedRoute, pairs, plan } from '../../routing/directions.js';
 import { encodePolyline, simplify } from '../../routing/polyline.js';
 import { departureTime, lonLat, routingAccess } from './v2.js';
 
@@ -87,10 +87,10 @@ function geometryOf(coords: number[][], options: Options) {
 function v1Route(p: PlannedRoute, options: Options) {
   const out = p.output;
   if (!out) return null;
-  const full = routeGeometry(out);
+  const full = pairs(out.geometry ?? new Float64Array());
   const overview = options.overview === false || options.overview === 'false' ? null : options.overview;
   // The v2 steps, split into legs at each arrival.
-  const all = (JSON.parse(out.routeJson) as { steps: ApiStep[] }).steps;
+  const all = (JSON.parse(out.routeJson.toString('utf8')) as { steps: ApiStep[] }).steps;
   const legSteps: ApiStep[][] = [[]];
   for (const s of all) {
     (legSteps[legSteps.length - 1] as ApiStep[]).push(s);
@@ -131,6 +131,9 @@ function v1Route(p: PlannedRoute, options: Options) {
   };
 }
 
+/** v1 answers carry the route's geometry (polyline, overview) and its arcs (`edge_ids`). */
+const V1_EXTRAS = { geometry: true, arcIds: true };
+
 const directionsV1: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/directions/',
@@ -157,20 +160,18 @@ const directionsV1: FastifyPluginAsyncZod = async (app) => {
         departure_time: req.departure_time,
         nighttime: req.nighttime,
       };
-      const p = await plan(app.engine, { ...common, supersafe: req.supersafe });
+      const p = await plan(app.engine, app.repos, { ...common, supersafe: req.supersafe }, V1_EXTRAS);
       const routes = [];
       const main = v1Route(p, req.options);
       if (main) routes.push(main);
       // Alternatives apply when not using SuperSafe: the SuperSafe route, when it differs.
       if (main && cycling && !req.supersafe && req.options.alternatives) {
-        const alt = await plan(app.engine, { ...common, supersafe: true });
+        const alt = await plan(app.engine, app.repos, { ...common, supersafe: true }, V1_EXTRAS);
         const altRoute = v1Route(alt, req.options);
-        const arcs = (x: PlannedRoute) => x.output?.arcIds.join(',');
+        const arcs = (x: PlannedRoute) => x.output?.arcIds?.join(',');
         if (altRoute && arcs(alt) !== arcs(p)) routes.push(altRoute);
       }
-      const geometry = p.output ? routeGeometry(p.output) : [];
-      const disruptions =
-        cycling && p.output ? disruptionsNear(app.repos, p.city.id, p.departure, geometry) : undefined;
+      const disruptions = p.disruptions;
       return {
         routes,
         waypoints: (p.output?.waypoints ?? []).map((w) => ({
@@ -179,7 +180,7 @@ const directionsV1: FastifyPluginAsyncZod = async (app) => {
         })),
         code: main ? 'Ok' : 'NoRoute',
         search_id: Math.floor(Math.random() * Number.MAX_SAFE_INTEGER),
-        edge_ids: p.output ? [...p.output.arcIds] : null,
+        edge_ids: p.output ? [...(p.output.arcIds ?? [])] : null,
         graph_version: cycling ? p.city.graphVersion : null,
         subtitle: p.nighttime ? 'Prefers well-lit roads' : null,
         ...(disruptions ? { disruptions } : {}),

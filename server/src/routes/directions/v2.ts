@@ -1,7 +1,7 @@
 // POST /directions/v2/: turn-by-turn cycling (SuperSafe or Direct) and walking routes.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { disruptionsNear, plan, routeGeometry } from '../../routing/directions.js';
+import { plan } from '../../routing/directions.js';
 
 export const lonLat = z.tuple([
   z.number().min(-180, 'longitude must be in [-180, 180]').max(180, 'longitude must be in [-180, 180]'),
@@ -31,6 +31,8 @@ const body = z.object({
   nighttime: z.boolean().optional(),
 });
 
+const ROUTE_OPEN = Buffer.from('{"route":');
+
 const directionsV2: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/directions/v2/',
@@ -44,7 +46,7 @@ const directionsV2: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const req = request.body;
-      const p = await plan(app.engine, {
+      const p = await plan(app.engine, app.repos, {
         coordinates: req.coordinates,
         profile: req.profile,
         supersafe: req.supersafe,
@@ -66,17 +68,17 @@ const directionsV2: FastifyPluginAsyncZod = async (app) => {
         sublabel: p.nighttime ? 'Prefers well-lit roads' : null,
       };
       if (!out) return { route: null, waypoints: [], ...base, metadata };
-      const disruptions = cycling
-        ? disruptionsNear(app.repos, p.city.id, p.departure, routeGeometry(out))
-        : undefined;
       const rest = JSON.stringify({
         waypoints: out.waypoints.map((w) => ({ name: w.name, location: w.location })),
         ...base,
-        ...(disruptions ? { disruptions } : {}),
+        ...(p.disruptions ? { disruptions: p.disruptions } : {}),
         metadata,
       });
-      // The engine wrote the route object (the bulk of the response); the rest is spliced beside it.
-      return reply.type('application/json; charset=utf-8').send(`{"route":${out.routeJson},${rest.slice(1)}`);
+      // The engine wrote the route object (the bulk of the response, as UTF-8 bytes); the rest is
+      // spliced beside it.
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(Buffer.concat([ROUTE_OPEN, out.routeJson, Buffer.from(`,${rest.slice(1)}`)]));
     },
   );
 };
