@@ -1,8 +1,8 @@
 // Addon benchmark: engine calls from Node through N-API (tinybench), on the New York extract, to
 // show what the boundary adds to the engine's own figures (bench/results/engine.json): a routed
-// 2-waypoint trip with full guidance, the same with per-arc details, a one-to-many search, and a
-// near-empty call (both waypoints at one spot) that is almost all boundary (libuv hop, promise,
-// conversion). Prints a table and writes bench/results/addon.json. `node bench/addon.mjs [--quick]`
+// 2-waypoint trip with full guidance as objects, the same as the worded v2 route object (JSON bytes,
+// what the directions endpoints use), with per-arc details, a one-to-many search, and a near-empty
+// call (both waypoints at one spot) that is almost all boundary (libuv hop, promise, conversion). Prints a table and writes bench/results/addon.json. `node bench/addon.mjs [--quick]`
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -30,6 +30,9 @@ const bench = new Bench({ time, warmupTime: 300 });
 bench
   .add('route with guidance (2 waypoints)', async () => {
     await engine.route({ coordinates: next(), profile: 'cycling', departureLocalMinutes: 29_000_000 });
+  })
+  .add('directions: route object as JSON (what the server calls)', async () => {
+    await engine.routeJson({ coordinates: next(), profile: 'cycling', departureLocalMinutes: 29_000_000 });
   })
   .add('route with guidance and arc details', async () => {
     await engine.route({ coordinates: next(), profile: 'cycling', arcDetails: true });

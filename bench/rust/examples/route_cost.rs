@@ -1,7 +1,14 @@
-//! Developer tool: where a route request's time goes in the engine (route, summary, guidance).
+//! Developer tool: where a route request's time goes in the engine (snapping, route, guidance,
+//! wording) and the whole `City::directions` a directions request makes, on trips like the HTTP
+//! benchmark's (Manhattan, 2.5–3.5 km apart). Prints the fastest and the median of 15 rounds, per
+//! request: on a shared machine the fastest round is the steadiest figure.
 //! `cargo run --release -p quietway-bench --example route_cost -- <graph.qwg>`
 use quietway_engine::city::{City, Profile, RouteRequest};
+use quietway_engine::geo::{LonLat, haversine_m};
+use quietway_engine::metric::MetricKind;
 use quietway_engine::testing::Rng;
+use quietway_engine::words::{WordedLeg, route_json};
+use std::hint::black_box;
 use std::time::Instant;
 
 fn main() {
@@ -9,7 +16,7 @@ fn main() {
     let city = City::load(path.as_ref(), None).unwrap();
     let mut rng = Rng(42);
     let b = [-74.018, 40.700, -73.972, 40.757];
-    let reqs: Vec<RouteRequest> = (0..300)
+    let reqs: Vec<RouteRequest> = (0..5000)
         .map(|_| {
             let p = |r: &mut Rng| {
                 [
@@ -26,48 +33,85 @@ fn main() {
                 departure: Some(29_000_000),
             }
         })
+        .filter(|r| {
+            let ll = |p: [f64; 2]| LonLat::new(p[0], p[1]);
+            let d = haversine_m(ll(r.waypoints[0]), ll(r.waypoints[1]));
+            (2500.0..=3500.0).contains(&d)
+        })
+        .take(300)
         .collect();
-    for _ in 0..5 {
-        let (mut t_route, mut t_sum, mut t_guid, mut t_words) = (0.0, 0.0, 0.0, 0.0);
-        for r in &reqs {
-            let t = Instant::now();
-            let route = city.route(r).unwrap();
-            t_route += t.elapsed().as_secs_f64();
-            if let Some(route) = route {
-                for (i, leg) in route.legs.iter().enumerate() {
-                    let t = Instant::now();
-                    std::hint::black_box(city.summarize_leg(leg, Profile::Cycling, false));
-                    t_sum += t.elapsed().as_secs_f64();
-                    let t = Instant::now();
-                    let w = &route.waypoints[i];
-                    let (steps, stops) =
-                        city.guidance(leg, [w.lon, w.lat], Profile::Cycling, false);
-                    t_guid += t.elapsed().as_secs_f64();
-                    let t = Instant::now();
-                    let legs = [quietway_engine::words::WordedLeg {
-                        steps: &steps,
-                        stops: &stops,
-                        distance_m: 0.0,
-                        duration_s: 0.0,
-                        elevation_gain_m: 0.0,
-                        elevation_loss_m: 0.0,
-                        geometry: &[],
-                    }];
-                    std::hint::black_box(quietway_engine::words::route_json(
-                        &legs,
-                        Profile::Cycling,
-                    ));
-                    t_words += t.elapsed().as_secs_f64();
+    let routes: Vec<_> = reqs.iter().map(|r| city.route(r).unwrap()).collect();
+    let guided: Vec<_> = routes
+        .iter()
+        .flatten()
+        .map(|route| {
+            let w = &route.waypoints[0];
+            city.guidance(&route.legs[0], [w.lon, w.lat], Profile::Cycling, false)
+        })
+        .collect();
+    let n = reqs.len() as f64;
+    let time = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        f();
+        t.elapsed().as_secs_f64() / n * 1e6
+    };
+    let names = [
+        "snap both ends",
+        "route",
+        "guidance",
+        "words + JSON",
+        "directions (all)",
+    ];
+    let mut rounds: Vec<[f64; 5]> = Vec::new();
+    for _ in 0..15 {
+        let kind = MetricKind::cycling(true, false);
+        let snap = time(&mut || {
+            for r in &reqs {
+                let m = city.metric(kind, r.departure);
+                for p in &r.waypoints {
+                    black_box(city.snap(p[0], p[1], kind, &m, None));
                 }
             }
-        }
-        let n = reqs.len() as f64;
-        println!(
-            "per request: route {:.1} µs, summary {:.1} µs, guidance {:.1} µs, words+JSON {:.1} µs",
-            t_route / n * 1e6,
-            t_sum / n * 1e6,
-            t_guid / n * 1e6,
-            t_words / n * 1e6
-        );
+        });
+        let route = time(&mut || {
+            for r in &reqs {
+                black_box(city.route(r).unwrap());
+            }
+        });
+        let guidance = time(&mut || {
+            for route in routes.iter().flatten() {
+                let w = &route.waypoints[0];
+                black_box(city.guidance(&route.legs[0], [w.lon, w.lat], Profile::Cycling, false));
+            }
+        });
+        let words = time(&mut || {
+            for (steps, stops) in &guided {
+                let legs = [WordedLeg {
+                    steps,
+                    stops,
+                    distance_m: 0.0,
+                    duration_s: 0.0,
+                    elevation_gain_m: 0.0,
+                    elevation_loss_m: 0.0,
+                    geometry: &[],
+                }];
+                black_box(route_json(&legs, Profile::Cycling));
+            }
+        });
+        let all = time(&mut || {
+            for r in &reqs {
+                black_box(city.directions(r, false).unwrap());
+            }
+        });
+        rounds.push([snap, route, guidance, words, all]);
+    }
+    println!(
+        "per request ({} trips), µs: fastest / median of 15 rounds",
+        reqs.len()
+    );
+    for (i, name) in names.iter().enumerate() {
+        let mut v: Vec<f64> = rounds.iter().map(|r| r[i]).collect();
+        v.sort_by(f64::total_cmp);
+        println!("{name:>18}: {:6.1} / {:6.1}", v[0], v[v.len() / 2]);
     }
 }
