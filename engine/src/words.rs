@@ -36,7 +36,8 @@ fn compass(bearing: f64) -> &'static str {
     COMPASS[((bearing.rem_euclid(360.0) / 45.0).round() as usize) % 8]
 }
 
-fn ordinal(n: u32) -> String {
+/// Appends `1st`, `2nd`, `3rd`, `4th`, … `11th`, `22nd`.
+fn ordinal_into(t: &mut String, n: u32) {
     let suffix = match (n % 10, n % 100) {
         (_, 11..=13) => "th",
         (1, _) => "st",
@@ -44,7 +45,10 @@ fn ordinal(n: u32) -> String {
         (3, _) => "rd",
         _ => "th",
     };
-    format!("{n}{suffix}")
+    let mut digits = Vec::with_capacity(4);
+    json::uint(&mut digits, n as u64);
+    t.extend(digits.iter().map(|&d| char::from(d)));
+    t.push_str(suffix);
 }
 
 fn road(s: &Step) -> &str {
@@ -63,67 +67,89 @@ pub fn maneuver_type(kind: StepKind) -> &'static str {
     }
 }
 
-/// The action of a step's maneuver without the road ("turn left", "bear right").
-fn action(s: &Step) -> String {
+// Words are appended to a buffer the caller reuses, so wording a route allocates almost nothing.
+
+/// Appends the action of a step's maneuver without the road ("turn left", "bear right").
+fn action_into(t: &mut String, s: &Step) {
     let m = s.modifier.unwrap_or("straight");
     match s.kind {
-        StepKind::Depart => format!("head {}", compass(s.bearing_after)),
-        StepKind::UTurn => "make a U-turn".into(),
-        StepKind::Roundabout => format!(
-            "at the roundabout, take the {} exit",
-            ordinal(s.exit.unwrap_or(1))
-        ),
-        StepKind::Continue => "continue".into(),
+        StepKind::Depart => {
+            t.push_str("head ");
+            t.push_str(compass(s.bearing_after));
+        }
+        StepKind::UTurn => t.push_str("make a U-turn"),
+        StepKind::Roundabout => {
+            t.push_str("at the roundabout, take the ");
+            ordinal_into(t, s.exit.unwrap_or(1));
+            t.push_str(" exit");
+        }
+        StepKind::Continue => t.push_str("continue"),
         _ => {
             if let Some(side) = m.strip_prefix("slight ") {
-                format!("bear {side}")
+                t.push_str("bear ");
+                t.push_str(side);
             } else if m == "straight" {
-                "continue straight".into()
+                t.push_str("continue straight");
             } else {
-                format!("turn {m}")
+                t.push_str("turn ");
+                t.push_str(m);
             }
         }
     }
 }
 
-/// "turn left onto Main Street" — the road is named except on roundabouts (the next step names it).
-fn phrase(s: &Step, arrive: &str) -> String {
+/// Appends "turn left onto Main Street": the road is named except on roundabouts (the next step
+/// names it).
+fn phrase_into(t: &mut String, s: &Step, arrive: &str) {
     if s.kind == StepKind::Arrive {
-        return arrive.to_string();
+        t.push_str(arrive);
+        return;
     }
-    let a = action(s);
+    action_into(t, s);
     let r = road(s);
     if s.kind == StepKind::Roundabout || r.is_empty() {
-        a
-    } else if s.kind == StepKind::Depart {
-        format!("{a} on {r}")
+        return;
+    }
+    t.push_str(if s.kind == StepKind::Depart {
+        " on "
     } else {
-        format!("{a} onto {r}")
+        " onto "
+    });
+    t.push_str(r);
+}
+
+/// Upper-cases the first character of `t[from..]`.
+fn capitalize_from(t: &mut String, from: usize) {
+    let Some(c) = t[from..].chars().next() else {
+        return;
+    };
+    if c.is_ascii() {
+        t[from..from + 1].make_ascii_uppercase();
+    } else if c.is_lowercase() {
+        let upper: String = c.to_uppercase().collect();
+        t.replace_range(from..from + c.len_utf8(), &upper);
     }
 }
 
-fn capital(t: &str) -> String {
-    let mut c = t.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
+/// Appends a copy of `t[..len]` to `t`.
+fn repeat_prefix(t: &mut String, len: usize) {
+    let mut i = 0;
+    while i < len {
+        let c = t[i..].chars().next().expect("inside the prefix");
+        t.push(c);
+        i += c.len_utf8();
     }
 }
 
-fn lower_first(t: &str) -> String {
-    let mut c = t.chars();
-    match c.next() {
-        Some(f) => f.to_lowercase().chain(c).collect(),
-        None => String::new(),
-    }
-}
-
-fn instruction(s: &Step, arrive: &str) -> String {
-    let mut t = capital(&phrase(s, arrive));
+/// Writes the maneuver instruction of a step as a JSON string ("Turn left onto Main Street").
+fn write_instruction(out: &mut Out, t: &mut String, s: &Step, arrive: &str) {
+    t.clear();
+    phrase_into(t, s, arrive);
+    capitalize_from(t, 0);
     if s.push && s.kind != StepKind::Arrive {
         t.push_str(" and walk your bike");
     }
-    t
+    json::string(out, t);
 }
 
 /// The JSON writer: numbers in the API's precisions, escaped strings, no intermediate values;
@@ -304,17 +330,18 @@ fn banner_text(
 }
 
 /// The primary (or `sub`) banner for the maneuver of step `s`.
-fn banner_for(out: &mut Out, s: &Step, arrive: &str) {
+fn banner_for(out: &mut Out, t: &mut String, s: &Step, arrive: &str) {
     let r = road(s);
     let named = s.kind != StepKind::Arrive && s.kind != StepKind::Roundabout && !r.is_empty();
-    let action_text;
     let text = if s.kind == StepKind::Arrive {
         arrive
     } else if named {
         r
     } else {
-        action_text = capital(&action(s));
-        &action_text
+        t.clear();
+        action_into(t, s);
+        capitalize_from(t, 0);
+        t.as_str()
     };
     banner_text(
         out,
@@ -342,7 +369,14 @@ pub fn cue_distances(length: f64) -> Vec<f64> {
 /// Writes one step: maneuver, geometry, attributes, voice and banner instructions. Voice
 /// instructions carry plain text; the spec's optional `ssml_announcement` is not sent (it would add a
 /// third to the response for a wrapper any client can add).
-fn write_step(out: &mut Out, steps: &[Step], i: usize, profile: Profile, arrive: &str) {
+fn write_step(
+    out: &mut Out,
+    t: &mut String,
+    steps: &[Step],
+    i: usize,
+    profile: Profile,
+    arrive: &str,
+) {
     let cycling = profile == Profile::Cycling;
     let s = &steps[i];
     let next = steps.get(i + 1);
@@ -396,7 +430,7 @@ fn write_step(out: &mut Out, steps: &[Step], i: usize, profile: Profile, arrive:
         json::string(out, m);
     }
     key(out, "instruction");
-    json::string(out, &instruction(s, arrive));
+    write_instruction(out, t, s, arrive);
     key(out, "location");
     json::point(out, s.location);
     key(out, "bearing_before");
@@ -424,15 +458,16 @@ fn write_step(out: &mut Out, steps: &[Step], i: usize, profile: Profile, arrive:
     key(out, "voice_instructions");
     out.push(b'[');
     if let Some(n) = next {
-        let announce = capital(&if compound {
-            format!(
-                "{}, then {}",
-                phrase(n, arrive),
-                phrase(after.expect("compound has a follow-up"), arrive)
-            )
-        } else {
-            phrase(n, arrive)
-        });
+        // The announcement: the next maneuver, and the one after it when that follows closely.
+        // The plain phrase is built in the buffer; each cue's text is built after it and written
+        // from there.
+        t.clear();
+        phrase_into(t, n, arrive);
+        if compound {
+            t.push_str(", then ");
+            phrase_into(t, after.expect("compound has a follow-up"), arrive);
+        }
+        let plain = t.len();
         let cues = cue_distances(s.distance_m);
         let several = cues.len() > 1;
         for (k, &d) in cues.iter().enumerate() {
@@ -443,17 +478,23 @@ fn write_step(out: &mut Out, steps: &[Step], i: usize, profile: Profile, arrive:
             key(out, "distance_along_geometry");
             json::num1(out, d);
             key(out, "announcement");
+            t.truncate(plain);
             if several && k == 0 && n.kind != StepKind::Arrive {
+                // "Continue on Park Row, then turn left onto …".
                 let r = road(s);
-                let lead = if r.is_empty() {
-                    "Continue".to_string()
+                t.push_str(if r.is_empty() {
+                    "Continue"
                 } else {
-                    format!("Continue on {r}")
-                };
-                json::string(out, &format!("{lead}, then {}", lower_first(&announce)));
+                    "Continue on "
+                });
+                t.push_str(r);
+                t.push_str(", then ");
+                repeat_prefix(t, plain);
             } else {
-                json::string(out, &announce);
+                repeat_prefix(t, plain);
+                capitalize_from(t, t.len() - plain);
             }
+            json::string(out, &t[plain..]);
             out.push(b'}');
         }
     }
@@ -465,7 +506,7 @@ fn write_step(out: &mut Out, steps: &[Step], i: usize, profile: Profile, arrive:
         key(out, "distance_along_geometry");
         json::num1(out, s.distance_m);
         key(out, "primary");
-        banner_for(out, n, arrive);
+        banner_for(out, t, n, arrive);
         if n.kind != StepKind::Arrive
             && !n.r#ref.is_empty()
             && !n.name.is_empty()
@@ -476,7 +517,7 @@ fn write_step(out: &mut Out, steps: &[Step], i: usize, profile: Profile, arrive:
         }
         if compound && let Some(a) = after {
             key(out, "sub");
-            banner_for(out, a, arrive);
+            banner_for(out, t, a, arrive);
         }
         out.push(b'}');
     }
@@ -551,6 +592,7 @@ pub fn route_json(legs: &[WordedLeg], profile: Profile) -> String {
     }
     key(&mut out, "steps");
     out.push(b'[');
+    let mut scratch = String::with_capacity(256);
     let mut first = true;
     for (i, leg) in legs.iter().enumerate() {
         let arrive = if i + 1 == legs.len() {
@@ -563,7 +605,7 @@ pub fn route_json(legs: &[WordedLeg], profile: Profile) -> String {
                 out.push(b',');
             }
             first = false;
-            write_step(&mut out, leg.steps, k, profile, &arrive);
+            write_step(&mut out, &mut scratch, leg.steps, k, profile, &arrive);
         }
     }
     out.push(b']');
@@ -606,6 +648,11 @@ mod tests {
 
     #[test]
     fn ordinals_and_compass() {
+        let ordinal = |n| {
+            let mut t = String::new();
+            ordinal_into(&mut t, n);
+            t
+        };
         assert_eq!(ordinal(1), "1st");
         assert_eq!(ordinal(2), "2nd");
         assert_eq!(ordinal(3), "3rd");
