@@ -1,13 +1,15 @@
 //! Engine benchmarks: point-to-point queries side by side with the `fast_paths` crate on its own test
 //! maps, and with a plain Dijkstra on the New York extract; customization, partial updates and
-//! avoidances going live. Prints a table and writes `bench/results/engine.json`.
+//! avoidances going live; a whole directions request (route, guidance, JSON). Prints a table and
+//! writes `bench/results/engine.json`.
 //!
 //! `cargo run --release -p quietway-bench --bin engine-bench -- [--quick] [--out FILE]`
 
 use quietway_engine::avoid::{Avoidance, Schedule, Severity};
 use quietway_engine::cch::{Cch, INF_WEIGHT, Weight};
-use quietway_engine::city::{ArcChange, City};
+use quietway_engine::city::{ArcChange, City, Profile, RouteRequest};
 use quietway_engine::dijkstra::Dijkstra;
+use quietway_engine::geo::{LonLat, haversine_m};
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
 use quietway_engine::testing::Rng;
@@ -313,6 +315,43 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         avoid_live.push(start.elapsed().as_nanos() as u64);
         city.remove_avoidance(&format!("bench-{i}"));
     }
+    // A whole directions request in the engine (what the HTTP benchmark's trips cost before the
+    // server): snapping both ends, the route, guidance and the worded v2 route object as JSON, on
+    // cycling trips in Manhattan 2.5–3.5 km apart.
+    let b = [-74.018, 40.700, -73.972, 40.757];
+    let mut trips = Vec::new();
+    while trips.len() < 300 {
+        let mut p = || {
+            [
+                b[0] + rng.unit() * (b[2] - b[0]),
+                b[1] + rng.unit() * (b[3] - b[1]),
+            ]
+        };
+        let (a, z) = (p(), p());
+        let d = haversine_m(LonLat::new(a[0], a[1]), LonLat::new(z[0], z[1]));
+        if (2500.0..=3500.0).contains(&d) {
+            trips.push(RouteRequest {
+                waypoints: vec![a, z],
+                profile: Profile::Cycling,
+                supersafe: true,
+                night: false,
+                bearing: None,
+                departure: Some(29_000_000),
+            });
+        }
+    }
+    let mut directions = vec![];
+    let mut bytes = 0;
+    for _ in 0..(pairs / 1000).max(3) {
+        for r in &trips {
+            let t = Instant::now();
+            let out = city.directions(r, false).unwrap();
+            directions.push(t.elapsed().as_nanos() as u64);
+            bytes += out.map_or(0, |o| o.route_json.len());
+        }
+    }
+    let directions_bytes = bytes / directions.len();
+    let directions = summary(directions);
     let (dist_only, with_path, dijkstra) =
         (summary(dist_only), summary(with_path), summary(dijkstra));
     let prune = summary(prune);
@@ -334,6 +373,10 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         median_us(&custom) / 1000.0, median_us(&prune) / 1000.0, median_us(&partial) / 1000.0, median_us(&update_all) / 1000.0,
         median_us(&avoid_live) / 1000.0, memory as f64 / 1e6, build_s, load_s
     ));
+    rows.push(format!(
+        "  directions (snap, route, guidance, v2 route JSON of {} bytes) for 2.5–3.5 km trips: {:.1} µs p50 / {:.1} p99",
+        directions_bytes, median_us(&directions), directions["p99_us"].as_f64().unwrap()
+    ));
     json!({
         "graph": "nyc-manhattan-below-42nd", "nodes": n, "arcs": g.arc_count(), "cch_arcs": city.cch.arc_count(),
         "cch_triangles": city.cch.triangle_count(), "pairs": pairs, "pairs_connected": found,
@@ -341,6 +384,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         "full_customization": custom, "pruning_after_customization": prune, "partial_customization_100_arcs": partial,
         "update_arcs_100_all_cycling_metrics": update_all, "partial_customization_100_arcs_without_copy": partial_update_only, "avoidance_added_and_live": avoid_live,
         "memory_bytes": memory, "build_s": build_s, "load_s": load_s,
+        "directions_2500_3500_m": directions, "directions_route_json_bytes": directions_bytes,
     })
 }
 
