@@ -18,6 +18,12 @@ export declare class Engine {
    * `null` when no route exists.
    */
   routeJson(input: RouteInput): Promise<RouteJsonOutput | null>
+  /**
+   * Plans a route and answers a whole directions v2 response body (UTF-8 JSON): the route object
+   * and the snapped waypoints, then `tail` (`,"search_id":…}`, the caller's members and the
+   * closing brace); resolves to `null` when no route exists.
+   */
+  directionsResponse(input: RouteInput, tail: string): Promise<Buffer | null>
   /** The `k` nearest targets by network cost (bike-share stations, parking). */
   oneToMany(input: OneToManyInput): Promise<NearestTarget[]>
   /** Adds (or replaces) an avoidance; it applies to cycling routes departing inside its schedule. */

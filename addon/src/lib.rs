@@ -327,6 +327,16 @@ impl ToNapiValue for CopiedBuffer {
     }
 }
 
+impl TypeName for CopiedBuffer {
+    fn type_name() -> &'static str {
+        "Buffer"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
 /// Numbers handed to JavaScript as a `Float64Array` in V8's heap (copied, like [`CopiedBuffer`]).
 pub struct CopiedF64(Vec<f64>);
 
@@ -462,6 +472,32 @@ impl Task for RouteJsonTask {
 
     fn compute(&mut self) -> Result<Self::Output> {
         describe_json(&self.city, &self.req, self.ebike, self.extras).map_err(invalid)
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
+pub struct ResponseTask {
+    city: Arc<City>,
+    req: RouteRequest,
+    ebike: bool,
+    tail: String,
+}
+
+impl Task for ResponseTask {
+    type Output = Option<CopiedBuffer>;
+    type JsValue = Option<CopiedBuffer>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        match self
+            .city
+            .directions_response(&self.req, self.ebike, &self.tail)
+        {
+            Ok(body) => Ok(body.map(CopiedBuffer)),
+            Err(quietway_engine::city::RouteError::InvalidRequest(m)) => Err(invalid(m)),
+        }
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -714,6 +750,27 @@ impl Engine {
             req,
             ebike,
             extras,
+        }))
+    }
+
+    /// Plans a route and answers a whole directions v2 response body (UTF-8 JSON): the route object
+    /// and the snapped waypoints, then `tail` (`,"search_id":…}`, the caller's members and the
+    /// closing brace); resolves to `null` when no route exists.
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn directions_response(
+        &self,
+        input: RouteInput,
+        tail: String,
+    ) -> Result<AsyncTask<ResponseTask>> {
+        if !tail.ends_with('}') {
+            return Err(invalid("tail must close the response object"));
+        }
+        let (req, ebike) = to_request(input)?;
+        Ok(AsyncTask::new(ResponseTask {
+            city: self.city.clone(),
+            req,
+            ebike,
+            tail,
         }))
     }
 

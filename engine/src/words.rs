@@ -538,26 +538,57 @@ pub struct WordedLeg<'a> {
 
 /// The directions v2 `route` object as JSON. Each leg but the last ends "Arrive at waypoint <n>".
 pub fn route_json(legs: &[WordedLeg], profile: Profile) -> String {
-    let cycling = profile == Profile::Cycling;
-    // About 1 kB a step and 40 bytes a position.
-    let size: usize = legs
+    let mut out: Out = Vec::with_capacity(route_size_hint(legs));
+    write_route(&mut out, legs, profile);
+    // Every byte written is ASCII or comes whole from a `&str`.
+    String::from_utf8(out).expect("the route JSON is UTF-8")
+}
+
+/// About how many bytes a route object takes (about 1 kB a step and 40 bytes a position), to size
+/// a buffer once.
+pub fn route_size_hint(legs: &[WordedLeg]) -> usize {
+    512 + legs
         .iter()
         .map(|l| {
             l.steps.len() * 1024
                 + 40 * (l.geometry.len() + l.steps.iter().map(|s| s.geometry.len()).sum::<usize>())
         })
-        .sum();
-    let mut out: Out = Vec::with_capacity(size + 512);
+        .sum::<usize>()
+}
+
+/// Appends `[{"name": …, "location": [lon, lat]}, …]`: snapped waypoints as the API shows them.
+pub fn write_waypoints<'a>(
+    out: &mut Vec<u8>,
+    waypoints: impl IntoIterator<Item = (&'a str, [f64; 2])>,
+) {
+    out.push(b'[');
+    for (i, (name, location)) in waypoints.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'{');
+        key(out, "name");
+        json::string(out, name);
+        key(out, "location");
+        json::point(out, location);
+        out.push(b'}');
+    }
+    out.push(b']');
+}
+
+/// Appends the directions v2 `route` object as JSON to `out`.
+pub fn write_route(out: &mut Vec<u8>, legs: &[WordedLeg], profile: Profile) {
+    let cycling = profile == Profile::Cycling;
     let sum = |f: fn(&WordedLeg) -> f64| legs.iter().map(f).sum::<f64>();
     out.push(b'{');
-    key(&mut out, "distance");
-    json::num1(&mut out, sum(|l| l.distance_m));
-    key(&mut out, "duration");
-    json::num1(&mut out, sum(|l| l.duration_s));
-    key(&mut out, "elevation_gain");
-    json::num1(&mut out, sum(|l| l.elevation_gain_m));
-    key(&mut out, "elevation_loss");
-    json::num1(&mut out, sum(|l| l.elevation_loss_m));
+    key(out, "distance");
+    json::num1(out, sum(|l| l.distance_m));
+    key(out, "duration");
+    json::num1(out, sum(|l| l.duration_s));
+    key(out, "elevation_gain");
+    json::num1(out, sum(|l| l.elevation_gain_m));
+    key(out, "elevation_loss");
+    json::num1(out, sum(|l| l.elevation_loss_m));
     // Deprecated: the mean code of the cycling steps (arrivals aside).
     let codes: Vec<u8> = legs
         .iter()
@@ -565,16 +596,16 @@ pub fn route_json(legs: &[WordedLeg], profile: Profile) -> String {
         .filter(|s| cycling && s.kind != StepKind::Arrive)
         .map(|s| s.safety_class.safety_code())
         .collect();
-    key(&mut out, "safety_code");
+    key(out, "safety_code");
     json::num1(
-        &mut out,
+        out,
         if codes.is_empty() {
             0.0
         } else {
             codes.iter().map(|&c| f64::from(c)).sum::<f64>() / codes.len() as f64
         },
     );
-    key(&mut out, "geometry");
+    key(out, "geometry");
     let whole: Vec<[f64; 2]>;
     let geometry = if legs.len() == 1 {
         legs[0].geometry
@@ -586,11 +617,11 @@ pub fn route_json(legs: &[WordedLeg], profile: Profile) -> String {
         &whole
     };
     if geometry.is_empty() {
-        raw(&mut out, r#"{"type":"LineString","coordinates":[]}"#);
+        raw(out, r#"{"type":"LineString","coordinates":[]}"#);
     } else {
-        json::line(&mut out, geometry);
+        json::line(out, geometry);
     }
-    key(&mut out, "steps");
+    key(out, "steps");
     out.push(b'[');
     let mut scratch = String::with_capacity(256);
     let mut first = true;
@@ -605,33 +636,31 @@ pub fn route_json(legs: &[WordedLeg], profile: Profile) -> String {
                 out.push(b',');
             }
             first = false;
-            write_step(&mut out, &mut scratch, leg.steps, k, profile, &arrive);
+            write_step(out, &mut scratch, leg.steps, k, profile, &arrive);
         }
     }
     out.push(b']');
-    key(&mut out, "stops");
+    key(out, "stops");
     out.push(b'[');
     for (k, st) in legs.iter().flat_map(|l| l.stops.iter()).enumerate() {
         if k > 0 {
             out.push(b',');
         }
         out.push(b'{');
-        key(&mut out, "stop_type");
+        key(out, "stop_type");
         raw(
-            &mut out,
+            out,
             match st.control {
                 TrafficControl::Signals => "\"traffic_signal\"",
                 TrafficControl::Stop => "\"stop_sign\"",
                 _ => "\"give_way\"",
             },
         );
-        key(&mut out, "location");
-        json::point(&mut out, st.location);
+        key(out, "location");
+        json::point(out, st.location);
         out.push(b'}');
     }
-    raw(&mut out, "]}");
-    // Every byte written is ASCII or comes whole from a `&str`.
-    String::from_utf8(out).expect("the route JSON is UTF-8")
+    raw(out, "]}");
 }
 
 #[cfg(test)]

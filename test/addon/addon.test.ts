@@ -161,6 +161,38 @@ describe('engine on the junction fixture', () => {
     expect(() => engine.setWeighting('{"cycling_speed_kmh": 0}')).toThrow(/weighting model/);
   });
 
+  it("words the route as v2 JSON, alone or as a whole response body with the caller's tail", async () => {
+    const input = {
+      coordinates: [QUIET_STREET_NEAR_N2, TOP_STREET_NEAR_N8],
+      profile: 'cycling',
+      supersafe: true,
+    };
+    const r = await engine.routeJson({ ...input, withGeometry: true, withArcIds: true });
+    const route = JSON.parse(r!.routeJson.toString('utf8'));
+    expect(route.steps[0].maneuver.type).toBe('Start');
+    expect(route.steps.at(-1).maneuver.type).toBe('Arrive');
+    expect(r!.geometry!.length).toBe(2 * route.geometry.coordinates.length);
+    expect(r!.arcIds!.length).toBeGreaterThan(0);
+    // Geometry and arc ids only when asked for.
+    const lean = await engine.routeJson(input);
+    expect(lean!.geometry).toBeUndefined();
+    expect(lean!.arcIds).toBeUndefined();
+    const body = await engine.directionsResponse(
+      input,
+      ',"search_id":"s","metadata":{"note":"\\"quoted\\""}}',
+    );
+    const whole = JSON.parse(body!.toString('utf8'));
+    expect(Object.keys(whole)).toEqual(['route', 'waypoints', 'search_id', 'metadata']);
+    expect(whole.route).toEqual(route);
+    expect(whole.waypoints).toEqual(r!.waypoints.map((w) => ({ name: w.name, location: w.location })));
+    expect(whole.metadata.note).toBe('"quoted"');
+    // Argument errors are thrown at the call, as for every engine method.
+    expect(() => engine.directionsResponse(input, ',"open":1')).toThrow(/close the response/);
+    expect(
+      await engine.directionsResponse({ ...input, coordinates: [QUIET_STREET_NEAR_N2, [-73.5, 40.5]] }, '}'),
+    ).toBeNull();
+  });
+
   it('answers null when no route exists', async () => {
     const r = await engine.route({ coordinates: [QUIET_STREET_NEAR_N2, [-73.5, 40.5]], profile: 'cycling' });
     expect(r).toBeNull();

@@ -2,7 +2,7 @@
 // windows, the engine's route and guidance, and the disruptions near it. Shared by directions v2,
 // the deprecated v1 and (later) multi-modal.
 import { randomUUID } from 'node:crypto';
-import type { RouteJsonOutput } from '../../../addon/index.js';
+import type { RouteInput, RouteJsonOutput } from '../../../addon/index.js';
 import type { Disruption, Repositories } from '../db/repositories.js';
 import { HttpError } from '../errors.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
@@ -68,29 +68,59 @@ export function cityFor(engine: EngineService, points: [number, number][]): Load
   );
 }
 
-export async function plan(
-  engine: EngineService,
-  repos: Repositories,
-  req: PlanRequest,
-  extras: PlanExtras = {},
-): Promise<PlannedRoute> {
+/** A request resolved against its city, before routing. */
+export interface Prepared {
+  city: LoadedCity;
+  departure: Departure;
+  nighttime: boolean;
+  /** The city's disruptions in force at the departure (cycling), not yet matched to the route. */
+  candidates: ApiDisruption[];
+  /** The engine's input. */
+  input: RouteInput;
+}
+
+/** Which city, which regime (day or night), the departure and the disruptions in force. */
+export function prepare(engine: EngineService, repos: Repositories, req: PlanRequest): Prepared {
   const city = cityFor(engine, req.coordinates);
   const cycling = req.profile === 'cycling';
   const departure = departureIn(cycling ? req.departure_time : undefined, city.timezone);
   const [lon, lat] = req.coordinates[0] as [number, number];
   // Night only where the city has lighting data; there the override forces either regime.
   const nighttime = cycling && city.hasLightingData && (req.nighttime ?? isNight(departure, lon, lat));
-  // The disruptions that could apply; the route's geometry is only fetched when there are some.
-  const candidates = cycling ? disruptionsInForce(repos, city.id, departure) : [];
-  let output: RouteJsonOutput | null;
-  try {
-    output = await city.engine.routeJson({
+  return {
+    city,
+    departure,
+    nighttime,
+    candidates: cycling ? disruptionsInForce(repos, city.id, departure) : [],
+    input: {
       coordinates: req.coordinates,
       profile: req.profile,
       supersafe: cycling ? req.supersafe : undefined,
       night: nighttime,
       bearing: cycling ? req.bearing : undefined,
       departureLocalMinutes: cycling ? localMinutes(departure) : undefined,
+    },
+  };
+}
+
+/** Plans a route: the route object, what `extras` asks for, and the disruptions near it. */
+export function plan(
+  engine: EngineService,
+  repos: Repositories,
+  req: PlanRequest,
+  extras: PlanExtras = {},
+): Promise<PlannedRoute> {
+  return planPrepared(prepare(engine, repos, req), extras);
+}
+
+/** Routes a prepared request (see `plan`). */
+export async function planPrepared(prepared: Prepared, extras: PlanExtras = {}): Promise<PlannedRoute> {
+  const { city, departure, nighttime, candidates, input } = prepared;
+  let output: RouteJsonOutput | null;
+  try {
+    output = await city.engine.routeJson({
+      ...input,
+      // The route's geometry is only fetched when a disruption could be near it.
       withGeometry: extras.geometry || candidates.length > 0,
       withArcIds: extras.arcIds,
     });
@@ -100,6 +130,19 @@ export async function plan(
   const disruptions =
     output?.geometry && candidates.length > 0 ? near(candidates, output.geometry) : undefined;
   return { city, departure, nighttime, output, disruptions, searchId: randomUUID() };
+}
+
+/**
+ * Routes a prepared request into a whole directions v2 body written by the engine: the route
+ * object and the waypoints, then `tail` (the remaining members and the closing brace). `null`
+ * when no route exists.
+ */
+export async function respond(prepared: Prepared, tail: string): Promise<Buffer | null> {
+  try {
+    return await prepared.city.engine.directionsResponse(prepared.input, tail);
+  } catch (err) {
+    throw new HttpError(400, (err as Error).message);
+  }
 }
 
 /** Metres from a point to a polyline (local equirectangular projection; fine at city scale). */

@@ -1,7 +1,9 @@
 // POST /directions/v2/: turn-by-turn cycling (SuperSafe or Direct) and walking routes.
+
+import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { plan } from '../../routing/directions.js';
+import { planPrepared, prepare, respond } from '../../routing/directions.js';
 
 export const lonLat = z.tuple([
   z.number().min(-180, 'longitude must be in [-180, 180]').max(180, 'longitude must be in [-180, 180]'),
@@ -46,38 +48,48 @@ const directionsV2: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const req = request.body;
-      const p = await plan(app.engine, app.repos, {
+      const planRequest = {
         coordinates: req.coordinates,
         profile: req.profile,
         supersafe: req.supersafe,
         bearing: req.bearing,
         departure_time: req.departure_time,
         nighttime: req.nighttime,
-      });
+      };
+      const prepared = prepare(app.engine, app.repos, planRequest);
+      const { city, nighttime } = prepared;
       const cycling = req.profile === 'cycling';
-      const out = p.output;
       const metadata = {
         profile: req.profile,
         ...(cycling ? { supersafe: req.supersafe } : {}),
-        ...(cycling && p.city.hasLightingData ? { nighttime: p.nighttime } : {}),
+        ...(cycling && city.hasLightingData ? { nighttime } : {}),
         waypoint_count: req.coordinates.length,
       };
       const base = {
-        search_id: p.searchId,
-        graph_version: cycling ? p.city.graphVersion : null,
-        sublabel: p.nighttime ? 'Prefers well-lit roads' : null,
+        search_id: randomUUID(),
+        graph_version: cycling ? city.graphVersion : null,
+        sublabel: nighttime ? 'Prefers well-lit roads' : null,
       };
-      if (!out) return { route: null, waypoints: [], ...base, metadata };
+      const noRoute = { route: null, waypoints: [], ...base, metadata };
+      const json = 'application/json; charset=utf-8';
+      if (prepared.candidates.length === 0) {
+        // The usual case: the engine writes the whole body, the members after the waypoints
+        // given to it as they will appear.
+        const body = await respond(prepared, `,${JSON.stringify({ ...base, metadata }).slice(1)}`);
+        return body ? reply.type(json).send(body) : noRoute;
+      }
+      // Disruptions in force: the route's geometry decides which are near it.
+      const p = await planPrepared(prepared);
+      const out = p.output;
+      if (!out) return noRoute;
       const rest = JSON.stringify({
         waypoints: out.waypoints.map((w) => ({ name: w.name, location: w.location })),
         ...base,
         ...(p.disruptions ? { disruptions: p.disruptions } : {}),
         metadata,
       });
-      // The engine wrote the route object (the bulk of the response, as UTF-8 bytes); the rest is
-      // spliced beside it.
       return reply
-        .type('application/json; charset=utf-8')
+        .type(json)
         .send(Buffer.concat([ROUTE_OPEN, out.routeJson, Buffer.from(`,${rest.slice(1)}`)]));
     },
   );
