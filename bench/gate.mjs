@@ -2,6 +2,8 @@
 // baseline and exits 1 when one got worse by more than the threshold. Only ratios to a baseline
 // measured in the same run count (Quietway / fast_paths on the same pairs, CCH / Dijkstra on the
 // same pairs), so a slower or noisier machine does not trip the gate; absolute figures are shown.
+// The safety figures (bench/results/safety.json) are the same on any machine and are held to the
+// goal itself.
 //
 //   node bench/gate.mjs [--baseline bench/baseline.json] [--threshold 0.25] [--results bench/results]
 //   node bench/gate.mjs --write-baseline      (record the current results as the baseline)
@@ -71,12 +73,29 @@ for (const [name, now] of Object.entries(current)) {
     `| ${name} | ${base.toFixed(4)} | ${now.toFixed(4)} | ${(change * 100).toFixed(1)} % | ${bad ? 'REGRESSION' : 'ok'} |`,
   );
 }
+// The safety goal does not depend on the machine: it is checked against the goal itself.
+const safety = read('safety');
+if (safety) {
+  console.log('');
+  console.log(
+    '| safety goal (SuperSafe against Direct) | fewer busy metres | median extra length | trips with more busy road | verdict |',
+  );
+  console.log('|---|---|---|---|---|');
+  for (const e of safety.extracts) {
+    if (!e.goal_met) failed++;
+    console.log(
+      `| ${e.extract} | ${(e.fewer_busy_m * 100).toFixed(1)} % (≥ ${safety.goal.min_fewer_busy_m * 100} %) | ${(e.extra_length_median * 100).toFixed(1)} % (≤ ${safety.goal.max_extra_length_median * 100} %) | ${e.trips_with_noticeably_more_busy.length} (over ${safety.goal.noticeable_m} m) | ${e.goal_met ? 'ok' : 'GOAL MISSED'} |`,
+    );
+  }
+}
 for (const name of ['http', 'addon', 'graph-build']) {
   const r = read(name);
   if (r) console.log(`(${name}: absolute figures in bench/results/${name}.json, not gated)`);
 }
 if (failed > 0) {
-  console.error(`gate: ${failed} ratio(s) regressed by more than ${Math.round(threshold * 100)} %`);
+  console.error(
+    `gate: ${failed} ratio(s) regressed by more than ${Math.round(threshold * 100)} %, or a city missed the safety goal`,
+  );
   process.exit(1);
 }
 console.log('gate: no regression');

@@ -32,6 +32,10 @@ echo "== Engine: queries, customization, updates"
 target/release/engine-bench $quick --shared-data "$shared" --out bench/results/engine.json
 
 echo
+echo "== Safety: SuperSafe against Direct on random trips"
+target/release/safety-bench $quick --shared-data "$shared" --out bench/results/safety.json
+
+echo
 echo "== HTTP: POST /directions/v2/ on loopback"
 npm run -s build:ts
 node bench/http.mjs $quick

@@ -1,0 +1,187 @@
+//! The safety goal, measured: across random trips in each city extract, how many fewer busy metres
+//! SuperSafe rides than Direct, how much longer it is, and whether any trip rides noticeably more
+//! busy metres than Direct. Busy metres are those on roads the API reports as `busy` (the `busy` and
+//! `very_busy` classes). The goal: at least 60 % fewer busy metres in each city, at most 20 % extra
+//! length on the median trip, and no trip with more than 50 m of busy road beyond Direct's.
+//!
+//! The figures depend only on the data and the weighting model, not on the machine: the same run
+//! gives the same numbers anywhere. Prints a table and writes `bench/results/safety.json`.
+//!
+//! `cargo run --release -p quietway-bench --bin safety-bench -- [--out FILE] [--shared-data DIR]`
+//! (`--quick` is accepted and changes nothing).
+use quietway_engine::city::{City, Profile, Route, RouteRequest};
+use quietway_engine::graph::{CityGraph, SafetyClass};
+use quietway_engine::testing::Rng;
+use quietway_graph_pipeline::build::{BuildInput, build};
+use quietway_graph_pipeline::city::{load_cities, read_boundary};
+use quietway_graph_pipeline::progress::Progress;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// The goal's thresholds.
+const MIN_FEWER_BUSY: f64 = 0.60;
+const MAX_MEDIAN_EXTRA: f64 = 0.20;
+const NOTICEABLE_M: f64 = 50.0;
+/// Trips shorter than this (by Direct) are left out: there is nothing to choose between.
+const MIN_TRIP_M: f64 = 500.0;
+
+/// The largest extract of each city. (London's Moorgate extract is left out: it is a few streets of
+/// the City, where most trips have no alternative to their busy roads.)
+const EXTRACTS: [(&str, &str); 3] = [
+    ("nyc", "nyc-manhattan-below-42nd.osm.pbf"),
+    ("chicago", "chicago-loop.osm.pbf"),
+    ("london", "london-clerkenwell.osm.pbf"),
+];
+
+/// Length and busy metres of a route.
+fn measure(g: &CityGraph, r: &Route) -> (f64, f64) {
+    let (mut len, mut busy) = (0.0, 0.0);
+    for p in r.legs.iter().flat_map(|l| l.pieces.iter()) {
+        let m = g.arc_length_m(p.arc) as f64 * (p.to - p.from);
+        len += m;
+        if matches!(
+            g.arc_attrs[p.arc as usize].safety_class(),
+            SafetyClass::Busy | SafetyClass::VeryBusy
+        ) {
+            busy += m;
+        }
+    }
+    (len, busy)
+}
+
+fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
+    let cities = load_cities(None).expect("city configuration");
+    let cfg = cities[city_id].clone();
+    let areas = read_boundary(&shared.join(&cfg.boundary)).expect("city boundary");
+    let input = BuildInput {
+        city_id: city_id.into(),
+        city: cfg,
+        osm: vec![shared.join("osm").join(file)],
+        dem: None,
+        areas,
+        sources: vec![],
+        min_component_nodes: 25,
+    };
+    let (mut graph, _) = build(&input, &Progress::new(true)).expect("graph build");
+    graph.order = quietway_engine::order::nested_dissection_order(&graph);
+    let city = City::from_graph(graph, "safety".into(), None).expect("graph");
+    let g = &city.graph;
+    let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    for n in 0..g.node_count() as u32 {
+        let [x, y] = g.node_lon_lat(n);
+        (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+    }
+    let mut rng = Rng(11);
+    let (mut busy_direct, mut busy_supersafe) = (0.0, 0.0);
+    let mut extra = Vec::with_capacity(trips);
+    let mut worse: Vec<Value> = Vec::new();
+    let mut most_extra_busy: f64 = 0.0;
+    let mut tries = 0;
+    while extra.len() < trips && tries < trips * 20 {
+        tries += 1;
+        let mut p = || [x0 + rng.unit() * (x1 - x0), y0 + rng.unit() * (y1 - y0)];
+        let (a, b) = (p(), p());
+        let req = |supersafe: bool| RouteRequest {
+            waypoints: vec![a, b],
+            profile: Profile::Cycling,
+            supersafe,
+            night: false,
+            bearing: None,
+            departure: None,
+        };
+        let (Ok(Some(d)), Ok(Some(s))) = (city.route(&req(false)), city.route(&req(true))) else {
+            continue;
+        };
+        let ((len_d, busy_d), (len_s, busy_s)) = (measure(g, &d), measure(g, &s));
+        if len_d < MIN_TRIP_M {
+            continue;
+        }
+        busy_direct += busy_d;
+        busy_supersafe += busy_s;
+        extra.push(len_s / len_d - 1.0);
+        most_extra_busy = most_extra_busy.max(busy_s - busy_d);
+        if busy_s > busy_d + NOTICEABLE_M {
+            worse.push(
+                json!({ "from": a, "to": b, "direct_busy_m": busy_d, "supersafe_busy_m": busy_s }),
+            );
+        }
+    }
+    extra.sort_by(f64::total_cmp);
+    let pct = |q: f64| extra[((extra.len() - 1) as f64 * q).round() as usize];
+    let fewer = if busy_direct > 0.0 {
+        1.0 - busy_supersafe / busy_direct
+    } else {
+        1.0
+    };
+    let met = fewer >= MIN_FEWER_BUSY && pct(0.5) <= MAX_MEDIAN_EXTRA && worse.is_empty();
+    json!({
+        "extract": file, "city": city_id, "trips": extra.len(),
+        "busy_m_direct": busy_direct, "busy_m_supersafe": busy_supersafe, "fewer_busy_m": fewer,
+        "extra_length_median": pct(0.5), "extra_length_p90": pct(0.9), "extra_length_max": pct(1.0),
+        "most_extra_busy_m": most_extra_busy, "trips_with_noticeably_more_busy": worse,
+        "goal_met": met,
+    })
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let shared = PathBuf::from(arg("--shared-data").unwrap_or_else(|| "../shared/data".into()));
+    let out = PathBuf::from(arg("--out").unwrap_or_else(|| "bench/results/safety.json".into()));
+    // The same trips in quick runs: the whole benchmark takes a few seconds.
+    let trips = 500;
+    let results: Vec<Value> = EXTRACTS
+        .iter()
+        .map(|(city, file)| bench_city(&shared, city, file, trips))
+        .collect();
+    println!(
+        "Safety goal: SuperSafe against Direct over {trips} random trips per extract (≥ {:.0} % fewer busy metres, ≤ {:.0} % extra length on the median trip, no trip with more than {NOTICEABLE_M:.0} m of busy road beyond Direct's)",
+        MIN_FEWER_BUSY * 100.0,
+        MAX_MEDIAN_EXTRA * 100.0
+    );
+    println!(
+        "| extract | busy m Direct | busy m SuperSafe | fewer | extra length median / p90 | most extra busy m | goal |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for r in &results {
+        let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        println!(
+            "| {} | {:.0} | {:.0} | {:.0} % | {:.1} % / {:.1} % | {:.0} | {} |",
+            r["extract"].as_str().unwrap_or(""),
+            f("busy_m_direct"),
+            f("busy_m_supersafe"),
+            100.0 * f("fewer_busy_m"),
+            100.0 * f("extra_length_median"),
+            100.0 * f("extra_length_p90"),
+            f("most_extra_busy_m"),
+            if r["goal_met"].as_bool() == Some(true) {
+                "met"
+            } else {
+                "not met"
+            }
+        );
+    }
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let result = json!({
+        "name": "safety", "quick": quick, "commit": commit, "trips_per_extract": trips,
+        "goal": { "min_fewer_busy_m": MIN_FEWER_BUSY, "max_extra_length_median": MAX_MEDIAN_EXTRA, "noticeable_m": NOTICEABLE_M },
+        "extracts": results,
+    });
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).expect("results directory");
+    }
+    std::fs::write(&out, serde_json::to_string_pretty(&result).expect("json"))
+        .expect("write results");
+    println!("written {}", out.display());
+}
