@@ -191,18 +191,35 @@ mod json {
         out.extend_from_slice(s.as_bytes());
     }
 
-    pub fn uint(out: &mut Out, mut n: u64) {
-        let mut buf = [0u8; 20];
-        let mut i = buf.len();
-        loop {
-            i -= 1;
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
+    /// Two-digit decimal strings `00` … `99`.
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+
+    /// Writes `n` in decimal ending at `buf[end]` (exclusive); returns where it starts.
+    fn digits_into(buf: &mut [u8], mut end: usize, mut n: u64) -> usize {
+        while n >= 100 {
+            let p = (n % 100) as usize * 2;
+            n /= 100;
+            end -= 2;
+            buf[end..end + 2].copy_from_slice(&PAIRS[p..p + 2]);
         }
-        out.extend_from_slice(&buf[i..]);
+        if n >= 10 {
+            end -= 2;
+            buf[end..end + 2].copy_from_slice(&PAIRS[n as usize * 2..n as usize * 2 + 2]);
+        } else {
+            end -= 1;
+            buf[end] = b'0' + n as u8;
+        }
+        end
+    }
+
+    pub fn uint(out: &mut Out, n: u64) {
+        let mut buf = [0u8; 20];
+        let start = digits_into(&mut buf, 20, n);
+        out.extend_from_slice(&buf[start..]);
     }
 
     pub fn int(out: &mut Out, n: i64) {
@@ -230,23 +247,27 @@ mod json {
             return;
         }
         let v = round_i64(scaled);
-        if v < 0 {
-            out.push(b'-');
-        }
-        let v = v.unsigned_abs();
-        uint(out, v / SCALE);
-        let mut frac = v % SCALE;
-        let mut digits = [b'0'; D];
-        for d in digits.iter_mut().rev() {
-            *d = b'0' + (frac % 10) as u8;
+        let (whole, mut frac) = (v.unsigned_abs() / SCALE, v.unsigned_abs() % SCALE);
+        // Built right to left in one buffer and copied out once: sign, whole part, point, decimals
+        // (trailing zeros dropped, one kept).
+        let mut buf = [0u8; 40];
+        let mut end = 40 - D;
+        for i in (end..40).rev() {
+            buf[i] = b'0' + (frac % 10) as u8;
             frac /= 10;
         }
-        let mut end = D;
-        while end > 1 && digits[end - 1] == b'0' {
-            end -= 1;
+        let mut last = 40;
+        while last > end + 1 && buf[last - 1] == b'0' {
+            last -= 1;
         }
-        out.push(b'.');
-        out.extend_from_slice(&digits[..end]);
+        end -= 1;
+        buf[end] = b'.';
+        let mut start = digits_into(&mut buf, end, whole);
+        if v < 0 {
+            start -= 1;
+            buf[start] = b'-';
+        }
+        out.extend_from_slice(&buf[start..last]);
     }
 
     /// Distances, durations, elevations: to 0.1.
