@@ -70,9 +70,10 @@ export default fp(
     app.decorateRequest('credential', null as never);
 
     app.addHook('onRequest', async (request, reply) => {
-      // Unknown paths go straight to the 404 handler.
-      if (!request.routeOptions.url) return;
-      const routeConfig = request.routeOptions.config;
+      // Unknown paths go straight to the 404 handler. (`routeOptions` is rebuilt on every read.)
+      const route = request.routeOptions;
+      if (!route.url) return;
+      const routeConfig = route.config;
       request.credential = await resolver.resolve(request);
       authorize(routeConfig.access, request.credential);
       const cls = routeConfig.rateClass;
