@@ -144,6 +144,31 @@ describe('credentials', () => {
     expect(after.json()).toEqual({ error: 'Invalid API key' });
   });
 
+  it('refuses a key revoked by the admin CLI (another database connection) from the next request on', async () => {
+    const config = testConfig();
+    const running = await appWithTestRoutes(config);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      expect(keysCommand(config, ['create', '--kind', 'app', '--name', 'Cli app'])).toBe(0);
+      const id = /key #(\d+)/.exec(log.mock.calls.map((c) => String(c[0])).join('\n'))?.[1];
+      const key = String(log.mock.calls.at(-1)?.[0]);
+      const call = () =>
+        running.inject({ method: 'POST', url: '/test/routing/', headers: { apikey: key }, payload: {} });
+      // Looked up once (and kept in the server's key cache).
+      expect((await call()).statusCode).toBe(200);
+      expect((await call()).statusCode).toBe(200);
+      expect(keysCommand(config, ['revoke', String(id)])).toBe(0);
+      // The server notices another process's commit within a millisecond.
+      await new Promise((r) => setTimeout(r, 2));
+      const after = await call();
+      expect(after.statusCode).toBe(401);
+      expect(after.json()).toEqual({ error: 'Invalid API key' });
+    } finally {
+      log.mockRestore();
+      await running.close();
+    }
+  });
+
   it('lists keys without their secrets, and checks partner slugs', async () => {
     const res = await app.inject({ method: 'GET', url: '/api/admin/keys/', headers: bearer(adminToken) });
     expect(res.statusCode).toBe(200);
