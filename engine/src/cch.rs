@@ -746,9 +746,10 @@ struct RawPair {
 unsafe impl Sync for RawPair {}
 unsafe impl Send for RawPair {}
 
-/// Hashing for arc ids: one multiplication (SipHash would be the cost centre of a partial update).
+/// Hashing for dense small ids (arcs, edges): one multiplication (SipHash would be the cost centre
+/// of a partial update, and of snapping).
 #[derive(Default, Clone, Copy)]
-struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 impl std::hash::Hasher for IdHasher {
     fn finish(&self) -> u64 {
         self.0
@@ -762,7 +763,7 @@ impl std::hash::Hasher for IdHasher {
         self.0 = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
-type IdHash = std::hash::BuildHasherDefault<IdHasher>;
+pub(crate) type IdHash = std::hash::BuildHasherDefault<IdHasher>;
 
 /// Raw views of a metric's arrays for the parallel customization.
 struct RawMetric {

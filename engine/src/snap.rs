@@ -1,28 +1,10 @@
 //! Snapping: a uniform grid (about 100 m cells, in a local metric projection) over every edge's
 //! segments finds the nearest usable position on an arc.
 
+use crate::cch::IdHash;
 use crate::geo::{LonLat, bearing_deg};
 use crate::graph::{CityGraph, EdgeId, from_fixed};
 use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
-
-/// Edge ids are dense small integers: hash them by a multiply, not SipHash.
-#[derive(Default)]
-struct EdgeHasher(u64);
-
-impl std::hash::Hasher for EdgeHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.0 = (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
 
 const CELL_M: f64 = 100.0;
 const M_PER_DEG_LAT: f64 = 110_574.0;
@@ -173,7 +155,7 @@ impl SnapIndex {
         let inner = fx.min(1.0 - fx).min(fy).min(1.0 - fy) * CELL_M;
         let (ci, ri) = (cx.floor() as i64, cy.floor() as i64);
         let mut best: Option<Snap> = None;
-        let mut seen: HashSet<EdgeId, BuildHasherDefault<EdgeHasher>> =
+        let mut seen: HashSet<EdgeId, IdHash> =
             HashSet::with_capacity_and_hasher(256, Default::default());
         let mut pts = Vec::with_capacity(32);
         for ring in 0..=max_ring {
