@@ -144,23 +144,9 @@ impl CchQuery {
     /// the arcs perfect customization kept, stored as (head, weight) pairs.
     pub fn run_pruned(&mut self, cch: &Cch, p: &PrunedGraph) -> &mut Self {
         let (fwd, bwd) = self.seed_and_collect(cch);
-        let (mut i, mut j) = (0, 0);
-        while i < fwd.len() || j < bwd.len() {
-            let (a, b) = (
-                fwd.get(i).copied().unwrap_or(u32::MAX),
-                bwd.get(j).copied().unwrap_or(u32::MAX),
-            );
-            let x = a.min(b);
-            let (on_f, on_b) = (a == x, b == x);
-            i += usize::from(on_f);
-            j += usize::from(on_b);
-            let xu = x as usize;
+        for (x, on_f, on_b) in merged(&fwd, &bwd) {
             if on_f && on_b {
-                let d = add(self.df[xu], self.db[xu]);
-                if d < self.best {
-                    self.best = d;
-                    self.meeting = x;
-                }
+                self.meet(x);
             }
             if on_f {
                 relax_pruned(
@@ -194,32 +180,13 @@ impl CchQuery {
     #[allow(clippy::needless_range_loop)]
     pub fn run_full(&mut self, cch: &Cch, metric: &CustomizedMetric) -> &mut Self {
         let (fwd, bwd) = self.seed_and_collect(cch);
-        // Merge the two ascending paths; relax each node's upward arcs on the sides it belongs to.
-        let (mut i, mut j) = (0, 0);
+        // Relax each node's upward arcs on the sides it belongs to.
         let (up_first, up_head) = (&cch.up_first, &cch.up_head);
-        while i < fwd.len() || j < bwd.len() {
-            let x = match (fwd.get(i), bwd.get(j)) {
-                (Some(&a), Some(&b)) => a.min(b),
-                (Some(&a), None) => a,
-                (None, Some(&b)) => b,
-                (None, None) => unreachable!(),
-            };
-            let on_f = fwd.get(i) == Some(&x);
-            let on_b = bwd.get(j) == Some(&x);
-            if on_f {
-                i += 1;
-            }
-            if on_b {
-                j += 1;
+        for (x, on_f, on_b) in merged(&fwd, &bwd) {
+            if on_f && on_b {
+                self.meet(x);
             }
             let xu = x as usize;
-            if on_f && on_b {
-                let d = add(self.df[xu], self.db[xu]);
-                if d < self.best {
-                    self.best = d;
-                    self.meeting = x;
-                }
-            }
             let (s, e) = (up_first[xu] as usize, up_first[xu + 1] as usize);
             if on_f {
                 let dx = self.df[xu];
@@ -251,6 +218,15 @@ impl CchQuery {
         self.fwd_path = fwd;
         self.bwd_path = bwd;
         self
+    }
+
+    /// A node on both sides' paths: the best meeting point so far?
+    fn meet(&mut self, x: NodeId) {
+        let d = add(self.df[x as usize], self.db[x as usize]);
+        if d < self.best {
+            self.best = d;
+            self.meeting = x;
+        }
     }
 
     /// Shortest distance, `INF_WEIGHT` when unreachable.
@@ -304,6 +280,28 @@ impl CchQuery {
 
 /// Relaxes one search side's kept arcs out of `x` (skipped once `x` cannot beat the best meeting).
 #[inline(always)]
+/// The nodes of two ascending elimination-tree paths in ascending order, each with whether it lies on
+/// the forward path and on the backward one.
+fn merged<'a>(
+    fwd: &'a [NodeId],
+    bwd: &'a [NodeId],
+) -> impl Iterator<Item = (NodeId, bool, bool)> + 'a {
+    let (mut i, mut j) = (0, 0);
+    std::iter::from_fn(move || {
+        let (a, b) = (fwd.get(i).copied(), bwd.get(j).copied());
+        let x = match (a, b) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => return None,
+        };
+        let (on_f, on_b) = (a == Some(x), b == Some(x));
+        i += usize::from(on_f);
+        j += usize::from(on_b);
+        Some((x, on_f, on_b))
+    })
+}
+
 fn relax_pruned(
     x: u32,
     best: Weight,
