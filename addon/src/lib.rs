@@ -337,45 +337,25 @@ impl TypeName for CopiedBuffer {
     }
 }
 
-/// Numbers handed to JavaScript as a `Float64Array` in V8's heap (copied, like [`CopiedBuffer`]).
-pub struct CopiedF64(Vec<f64>);
+/// Numbers handed to JavaScript as a typed array in V8's heap (copied, like [`CopiedBuffer`]):
+/// `CopiedArray<f64>` is a `Float64Array`, `CopiedArray<u32>` a `Uint32Array`. (napi-rs's own
+/// `copy_from` for typed arrays sizes the buffer in elements, not bytes, and copies nothing.)
+pub struct CopiedArray<T>(Vec<T>);
 
-impl ToNapiValue for CopiedF64 {
-    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        let (mut data, mut buffer, mut out) = (
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        );
-        let len = val.0.len();
-        // SAFETY: N-API allocates `8 * len` bytes at `data`, which are filled before use.
-        unsafe {
-            check_status!(sys::napi_create_arraybuffer(
-                env,
-                8 * len,
-                &mut data,
-                &mut buffer
-            ))?;
-            if len > 0 {
-                std::ptr::copy_nonoverlapping(val.0.as_ptr(), data.cast::<f64>(), len);
-            }
-            check_status!(sys::napi_create_typedarray(
-                env,
-                sys::TypedarrayType::float64_array,
-                len,
-                buffer,
-                0,
-                &mut out
-            ))?;
-        }
-        Ok(out)
-    }
+/// The typed-array kind of an element type.
+pub trait TypedElement: Copy {
+    const KIND: sys::napi_typedarray_type;
 }
 
-/// Directed arc ids handed to JavaScript as a `Uint32Array` in V8's heap (copied).
-pub struct CopiedU32(Vec<u32>);
+impl TypedElement for f64 {
+    const KIND: sys::napi_typedarray_type = sys::TypedarrayType::float64_array;
+}
 
-impl ToNapiValue for CopiedU32 {
+impl TypedElement for u32 {
+    const KIND: sys::napi_typedarray_type = sys::TypedarrayType::uint32_array;
+}
+
+impl<T: TypedElement> ToNapiValue for CopiedArray<T> {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
         let (mut data, mut buffer, mut out) = (
             std::ptr::null_mut(),
@@ -383,20 +363,20 @@ impl ToNapiValue for CopiedU32 {
             std::ptr::null_mut(),
         );
         let len = val.0.len();
-        // SAFETY: as for `CopiedF64`.
+        // SAFETY: N-API allocates `len` elements' bytes at `data`, which are filled before use.
         unsafe {
             check_status!(sys::napi_create_arraybuffer(
                 env,
-                4 * len,
+                std::mem::size_of::<T>() * len,
                 &mut data,
                 &mut buffer
             ))?;
             if len > 0 {
-                std::ptr::copy_nonoverlapping(val.0.as_ptr(), data.cast::<u32>(), len);
+                std::ptr::copy_nonoverlapping(val.0.as_ptr(), data.cast::<T>(), len);
             }
             check_status!(sys::napi_create_typedarray(
                 env,
-                sys::TypedarrayType::uint32_array,
+                T::KIND,
                 len,
                 buffer,
                 0,
@@ -416,10 +396,10 @@ pub struct RouteJsonOutput {
     pub route_json: CopiedBuffer,
     /// The route's geometry, flat `[lon, lat, …]`, when asked for (`withGeometry`).
     #[napi(ts_type = "Float64Array")]
-    pub geometry: Option<CopiedF64>,
+    pub geometry: Option<CopiedArray<f64>>,
     /// The directed arcs travelled (the v1 `edge_ids`), when asked for (`withArcIds`).
     #[napi(ts_type = "Uint32Array")]
-    pub arc_ids: Option<CopiedU32>,
+    pub arc_ids: Option<CopiedArray<u32>>,
     pub waypoints: Vec<SnappedWaypoint>,
     pub metric: String,
 }
@@ -444,8 +424,8 @@ fn describe_json(
     };
     Ok(Some(RouteJsonOutput {
         route_json: CopiedBuffer(d.route_json.into_bytes()),
-        geometry: extras.geometry.then_some(CopiedF64(d.geometry)),
-        arc_ids: extras.arc_ids.then_some(CopiedU32(d.arc_ids)),
+        geometry: extras.geometry.then_some(CopiedArray(d.geometry)),
+        arc_ids: extras.arc_ids.then_some(CopiedArray(d.arc_ids)),
         waypoints: d
             .waypoints
             .into_iter()
