@@ -2,8 +2,7 @@
 //! `City::directions` (each allocation costs about as much as a few hundred instructions, and under
 //! Node the allocator shares the process with V8). `cargo run --release -p quietway-bench --example
 //! alloc_count -- <graph.qwg>`
-use quietway_engine::city::{City, Profile, RouteRequest};
-use quietway_engine::testing::Rng;
+use quietway_engine::city::{City, Profile};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 /// The system allocator, counting allocations and reallocations.
@@ -28,29 +27,7 @@ unsafe impl GlobalAlloc for Counting {
 static G: Counting = Counting;
 fn main() {
     let city = City::load(std::env::args().nth(1).unwrap().as_ref(), None).unwrap();
-    let mut rng = Rng(42);
-    let b = [-74.018, 40.700, -73.972, 40.757];
-    let mut reqs = Vec::new();
-    while reqs.len() < 200 {
-        let p = [
-            [
-                b[0] + rng.unit() * (b[2] - b[0]),
-                b[1] + rng.unit() * (b[3] - b[1]),
-            ],
-            [
-                b[0] + rng.unit() * (b[2] - b[0]),
-                b[1] + rng.unit() * (b[3] - b[1]),
-            ],
-        ];
-        reqs.push(RouteRequest {
-            waypoints: p.to_vec(),
-            profile: Profile::Cycling,
-            supersafe: true,
-            night: false,
-            bearing: None,
-            departure: Some(29_000_000),
-        });
-    }
+    let reqs = quietway_bench::manhattan_trips(42, 200);
     for r in &reqs {
         let _ = city.directions(r, false);
     }

@@ -3,10 +3,9 @@
 //! benchmark's (Manhattan, 2.5–3.5 km apart). Prints the fastest and the median of 15 rounds, per
 //! request: on a shared machine the fastest round is the steadiest figure.
 //! `cargo run --release -p quietway-bench --example route_cost -- <graph.qwg>`
-use quietway_engine::city::{City, Profile, RouteRequest};
-use quietway_engine::geo::{LonLat, haversine_m};
+use quietway_bench::manhattan_trips;
+use quietway_engine::city::{City, Profile};
 use quietway_engine::metric::MetricKind;
-use quietway_engine::testing::Rng;
 use quietway_engine::words::{WordedLeg, route_json};
 use std::hint::black_box;
 use std::time::Instant;
@@ -14,32 +13,7 @@ use std::time::Instant;
 fn main() {
     let path = std::env::args().nth(1).expect("graph file");
     let city = City::load(path.as_ref(), None).unwrap();
-    let mut rng = Rng(42);
-    let b = [-74.018, 40.700, -73.972, 40.757];
-    let reqs: Vec<RouteRequest> = (0..5000)
-        .map(|_| {
-            let p = |r: &mut Rng| {
-                [
-                    b[0] + r.unit() * (b[2] - b[0]),
-                    b[1] + r.unit() * (b[3] - b[1]),
-                ]
-            };
-            RouteRequest {
-                waypoints: vec![p(&mut rng), p(&mut rng)],
-                profile: Profile::Cycling,
-                supersafe: true,
-                night: false,
-                bearing: None,
-                departure: Some(29_000_000),
-            }
-        })
-        .filter(|r| {
-            let ll = |p: [f64; 2]| LonLat::new(p[0], p[1]);
-            let d = haversine_m(ll(r.waypoints[0]), ll(r.waypoints[1]));
-            (2500.0..=3500.0).contains(&d)
-        })
-        .take(300)
-        .collect();
+    let reqs = manhattan_trips(42, 300);
     let routes: Vec<_> = reqs.iter().map(|r| city.route(r).unwrap()).collect();
     let guided: Vec<_> = routes
         .iter()

@@ -5,11 +5,11 @@
 //!
 //! `cargo run --release -p quietway-bench --bin engine-bench -- [--quick] [--out FILE]`
 
+use quietway_bench::{machine, manhattan_trips};
 use quietway_engine::avoid::{Avoidance, Schedule, Severity};
 use quietway_engine::cch::{Cch, INF_WEIGHT, Weight};
-use quietway_engine::city::{ArcChange, City, Profile, RouteRequest};
+use quietway_engine::city::{ArcChange, City};
 use quietway_engine::dijkstra::Dijkstra;
-use quietway_engine::geo::{LonLat, haversine_m};
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
 use quietway_engine::testing::Rng;
@@ -318,28 +318,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
     // A whole directions request in the engine (what the HTTP benchmark's trips cost before the
     // server): snapping both ends, the route, guidance and the worded v2 route object as JSON, on
     // cycling trips in Manhattan 2.5–3.5 km apart.
-    let b = [-74.018, 40.700, -73.972, 40.757];
-    let mut trips = Vec::new();
-    while trips.len() < 300 {
-        let mut p = || {
-            [
-                b[0] + rng.unit() * (b[2] - b[0]),
-                b[1] + rng.unit() * (b[3] - b[1]),
-            ]
-        };
-        let (a, z) = (p(), p());
-        let d = haversine_m(LonLat::new(a[0], a[1]), LonLat::new(z[0], z[1]));
-        if (2500.0..=3500.0).contains(&d) {
-            trips.push(RouteRequest {
-                waypoints: vec![a, z],
-                profile: Profile::Cycling,
-                supersafe: true,
-                night: false,
-                bearing: None,
-                departure: Some(29_000_000),
-            });
-        }
-    }
+    let trips = manhattan_trips(42, 300);
     let mut directions = vec![];
     let mut bytes = 0;
     for _ in 0..(pairs / 1000).max(3) {
@@ -386,24 +365,6 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         "memory_bytes": memory, "build_s": build_s, "load_s": load_s,
         "directions_2500_3500_m": directions, "directions_route_json_bytes": directions_bytes,
     })
-}
-
-fn machine() -> Value {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let commit = std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
-    json!({ "cpu": cpu, "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), "commit": commit })
 }
 
 fn peak_memory() -> u64 {

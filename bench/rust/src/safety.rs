@@ -167,14 +167,8 @@ fn main() {
             }
         );
     }
-    let commit = std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
     let result = json!({
-        "name": "safety", "quick": quick, "commit": commit, "trips_per_extract": trips,
+        "name": "safety", "quick": quick, "machine": quietway_bench::machine(), "trips_per_extract": trips,
         "goal": { "min_fewer_busy_m": MIN_FEWER_BUSY, "max_extra_length_median": MAX_MEDIAN_EXTRA, "noticeable_m": NOTICEABLE_M },
         "extracts": results,
     });
