@@ -1,7 +1,6 @@
 // Planning a route for the API: which city, which regime (day or night), the departure's avoidance
 // windows, the engine's route and guidance, and the disruptions near it. Shared by directions v2,
 // the deprecated v1 and (later) multi-modal.
-import { randomUUID } from 'node:crypto';
 import type { RouteInput, RouteJsonOutput } from '../../../addon/index.js';
 import type { Disruption, Repositories } from '../db/repositories.js';
 import { HttpError } from '../errors.js';
@@ -37,13 +36,11 @@ export interface PlanExtras {
 
 export interface PlannedRoute {
   city: LoadedCity;
-  departure: Departure;
   nighttime: boolean;
   /** The engine's answer: the v2 `route` object as JSON and what goes beside it. */
   output: RouteJsonOutput | null;
   /** Disruptions near a cycling route (absent when none apply, and on walking). */
   disruptions?: ApiDisruption[];
-  searchId: string;
 }
 
 export const CROSS_CITY = 'CROSS_CITY_ROUTE';
@@ -115,7 +112,7 @@ export function plan(
 
 /** Routes a prepared request (see `plan`). */
 export async function planPrepared(prepared: Prepared, extras: PlanExtras = {}): Promise<PlannedRoute> {
-  const { city, departure, nighttime, candidates, input } = prepared;
+  const { city, nighttime, candidates, input } = prepared;
   let output: RouteJsonOutput | null;
   try {
     output = await city.engine.routeJson({
@@ -129,7 +126,7 @@ export async function planPrepared(prepared: Prepared, extras: PlanExtras = {}):
   }
   const disruptions =
     output?.geometry && candidates.length > 0 ? near(candidates, output.geometry) : undefined;
-  return { city, departure, nighttime, output, disruptions, searchId: randomUUID() };
+  return { city, nighttime, output, disruptions };
 }
 
 /**
@@ -185,11 +182,7 @@ const minutesOf = (date: string, minute: number) =>
   Math.floor(Date.parse(`${date}T00:00:00Z`) / 60_000) + minute;
 
 /** Disruptions active at the departure or starting within the next 60 minutes, with their status. */
-export function disruptionsInForce(
-  repos: Repositories,
-  cityId: string,
-  departure: Departure,
-): ApiDisruption[] {
+function disruptionsInForce(repos: Repositories, cityId: string, departure: Departure): ApiDisruption[] {
   const now = localMinutes(departure);
   const out: ApiDisruption[] = [];
   for (const d of repos.disruptions.current(cityId, localDate(departure, -1))) {

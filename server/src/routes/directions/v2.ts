@@ -34,6 +34,7 @@ const body = z.object({
 });
 
 const ROUTE_OPEN = Buffer.from('{"route":');
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 const directionsV2: FastifyPluginAsyncZod = async (app) => {
   app.post(
@@ -71,12 +72,11 @@ const directionsV2: FastifyPluginAsyncZod = async (app) => {
         sublabel: nighttime ? 'Prefers well-lit roads' : null,
       };
       const noRoute = { route: null, waypoints: [], ...base, metadata };
-      const json = 'application/json; charset=utf-8';
       if (prepared.candidates.length === 0) {
         // The usual case: the engine writes the whole body, the members after the waypoints
         // given to it as they will appear.
         const body = await respond(prepared, `,${JSON.stringify({ ...base, metadata }).slice(1)}`);
-        return body ? reply.type(json).send(body) : noRoute;
+        return body ? reply.type(JSON_TYPE).send(body) : noRoute;
       }
       // Disruptions in force: the route's geometry decides which are near it.
       const p = await planPrepared(prepared);
@@ -89,7 +89,7 @@ const directionsV2: FastifyPluginAsyncZod = async (app) => {
         metadata,
       });
       return reply
-        .type(json)
+        .type(JSON_TYPE)
         .send(Buffer.concat([ROUTE_OPEN, out.routeJson, Buffer.from(`,${rest.slice(1)}`)]));
     },
   );
