@@ -18,7 +18,9 @@ function cityOf(file: string): string {
   if (file.startsWith('nyc-')) return 'nyc';
   if (file.startsWith('chicago-')) return 'chicago';
   if (file.startsWith('london-')) return 'london';
-  return 'sf-bay-area';
+  if (file.startsWith('la-')) return 'los-angeles';
+  if (file.includes('oakland')) return 'sf-bay-area';
+  throw new Error(`shared extract ${file} belongs to no known city: teach cityOf() its city`);
 }
 
 function extracts(): string[] {
