@@ -24,6 +24,7 @@ const envSchema = z.object({
   QUIETWAY_TRUST_PROXY: z.stringbool().default(false),
   QUIETWAY_EXTERNAL_JWT_ISSUER: z.url().optional(),
   QUIETWAY_EXTERNAL_JWKS_URL: z.url().optional(),
+  QUIETWAY_EXTERNAL_JWT_AUDIENCE: z.string().min(1).optional(),
   QUIETWAY_REFRESH_TOKEN_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   QUIETWAY_RATE_LIMITS: z
     .string()
@@ -74,7 +75,7 @@ export interface Config {
   /** Take the client IP from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
   /** Tokens of another identity provider accepted beside our own (issuer and JWKS URL). */
-  externalIdp: { issuer: string; jwksUrl: string } | null;
+  externalIdp: { issuer: string; jwksUrl: string; audience: string } | null;
   refreshTokenDays: number;
   rateLimits: RateLimits;
   /** Endpoints answered with 410, as `METHOD /path/` (e.g. `POST /directions/`). */
@@ -95,9 +96,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
-  if (Boolean(e.QUIETWAY_EXTERNAL_JWT_ISSUER) !== Boolean(e.QUIETWAY_EXTERNAL_JWKS_URL)) {
+  const external = [
+    e.QUIETWAY_EXTERNAL_JWT_ISSUER,
+    e.QUIETWAY_EXTERNAL_JWKS_URL,
+    e.QUIETWAY_EXTERNAL_JWT_AUDIENCE,
+  ].filter(Boolean).length;
+  if (external !== 0 && external !== 3) {
     throw new ConfigError(
-      'Invalid configuration:\n  QUIETWAY_EXTERNAL_JWT_ISSUER and QUIETWAY_EXTERNAL_JWKS_URL go together',
+      'Invalid configuration:\n  QUIETWAY_EXTERNAL_JWT_ISSUER, QUIETWAY_EXTERNAL_JWKS_URL and QUIETWAY_EXTERNAL_JWT_AUDIENCE go together',
     );
   }
   const dataDir = path.resolve(PROJECT_ROOT, e.QUIETWAY_DATA_DIR);
@@ -116,8 +122,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : path.join(dataDir, 'quietway.db'),
     trustProxy: e.QUIETWAY_TRUST_PROXY,
     externalIdp:
-      e.QUIETWAY_EXTERNAL_JWT_ISSUER && e.QUIETWAY_EXTERNAL_JWKS_URL
-        ? { issuer: e.QUIETWAY_EXTERNAL_JWT_ISSUER, jwksUrl: e.QUIETWAY_EXTERNAL_JWKS_URL }
+      e.QUIETWAY_EXTERNAL_JWT_ISSUER && e.QUIETWAY_EXTERNAL_JWKS_URL && e.QUIETWAY_EXTERNAL_JWT_AUDIENCE
+        ? {
+            issuer: e.QUIETWAY_EXTERNAL_JWT_ISSUER,
+            jwksUrl: e.QUIETWAY_EXTERNAL_JWKS_URL,
+            audience: e.QUIETWAY_EXTERNAL_JWT_AUDIENCE,
+          }
         : null,
     refreshTokenDays: e.QUIETWAY_REFRESH_TOKEN_DAYS,
     rateLimits: mergeRateLimits(e.QUIETWAY_RATE_LIMITS),

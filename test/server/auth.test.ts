@@ -466,35 +466,134 @@ describe('rate limits, errors and versions', () => {
 });
 
 describe('an external identity provider', () => {
-  it("accepts its tokens and makes the rider's account on first use", async () => {
+  const issuer = 'https://id.example.org/';
+  const audience = 'quietway-test';
+  let server: http.Server;
+  let app: FastifyInstance;
+  let config: Config;
+  let sign: (claims: {
+    sub: string;
+    aud?: string | string[];
+    email?: string;
+    role?: string;
+  }) => Promise<string>;
+  let admin: { identity_user_id: string };
+
+  beforeAll(async () => {
     const { privateKey, publicKey } = await generateKeyPair('RS256');
     const jwk = { ...(await exportJWK(publicKey)), kid: 'ext-1', alg: 'RS256' };
-    const server = http.createServer((_req, res) => {
+    server = http.createServer((_req, res) => {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ keys: [jwk] }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    const issuer = 'https://id.example.org/';
-    const app = await appWithTestRoutes(
-      testConfig({
-        QUIETWAY_EXTERNAL_JWT_ISSUER: issuer,
-        QUIETWAY_EXTERNAL_JWKS_URL: `http://127.0.0.1:${port}/jwks`,
-      }),
-    );
-    const token = await new SignJWT({ email: 'ext@example.org' })
-      .setProtectedHeader({ alg: 'RS256', kid: 'ext-1' })
-      .setIssuer(issuer)
-      .setSubject('5b0d7f3e-1c2a-4d6e-9f00-0123456789ab')
-      .setExpirationTime('10m')
-      .sign(privateKey);
-    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
-    expect(me.statusCode).toBe(200);
-    expect(me.json()).toMatchObject({
-      identity_user_id: '5b0d7f3e-1c2a-4d6e-9f00-0123456789ab',
-      email: 'ext@example.org',
+    sign = ({ sub, aud, ...claims }) => {
+      const jwt = new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: 'ext-1' })
+        .setIssuer(issuer)
+        .setSubject(sub)
+        .setExpirationTime('10m');
+      if (aud !== undefined) jwt.setAudience(aud);
+      return jwt.sign(privateKey);
+    };
+    config = testConfig({
+      QUIETWAY_EXTERNAL_JWT_ISSUER: issuer,
+      QUIETWAY_EXTERNAL_JWKS_URL: `http://127.0.0.1:${port}/jwks`,
+      QUIETWAY_EXTERNAL_JWT_AUDIENCE: audience,
     });
+    app = await appWithTestRoutes(config);
+    admin = (await signUp(app, 'boss@example.org')).user;
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    expect(usersCommand(config, ['promote', 'boss@example.org'])).toBe(0);
+    log.mockRestore();
+  });
+  afterAll(async () => {
     await app.close();
     server.close();
+  });
+
+  it('needs the audience configured beside the issuer and JWKS URL', () => {
+    expect(() =>
+      testConfig({
+        QUIETWAY_EXTERNAL_JWT_ISSUER: issuer,
+        QUIETWAY_EXTERNAL_JWKS_URL: 'http://127.0.0.1:1/jwks',
+      }),
+    ).toThrow(/QUIETWAY_EXTERNAL_JWT_AUDIENCE/);
+  });
+
+  it("accepts its tokens and makes the rider's own account on first use", async () => {
+    const token = await sign({ sub: 'rider-17', aud: audience, email: 'ext@example.org' });
+    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+    expect(me.statusCode).toBe(200);
+    expect(me.json()).toMatchObject({ email: 'ext@example.org', role: 'user' });
+    const again = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+    expect(again.json().identity_user_id).toBe(me.json().identity_user_id);
+  });
+
+  it("never becomes a local account by naming its identity_user_id, not even the admin's", async () => {
+    const token = await sign({ sub: admin.identity_user_id, aud: audience, role: 'admin' });
+    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+    expect(me.statusCode).toBe(200);
+    expect(me.json().identity_user_id).not.toBe(admin.identity_user_id);
+    expect(me.json()).toMatchObject({ role: 'user' });
+    expect(me.json().email).not.toBe('boss@example.org');
+    const mint = await app.inject({
+      method: 'POST',
+      url: '/api/admin/keys/',
+      headers: bearer(token),
+      payload: { kind: 'app', name: 'stolen' },
+    });
+    expect(mint.statusCode).toBe(403);
+    expect(mint.json()).toEqual({ error: 'Admin role required' });
+  });
+
+  it('keeps a provider email that a local account has from naming that account', async () => {
+    const token = await sign({ sub: 'someone-else', aud: audience, email: 'boss@example.org' });
+    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+    expect(me.statusCode).toBe(200);
+    expect(me.json().identity_user_id).not.toBe(admin.identity_user_id);
+    expect(me.json()).toMatchObject({ role: 'user' });
+    expect(me.json().email).toMatch(/@external\.invalid$/);
+  });
+
+  it('refuses tokens the provider issued for another audience, or for none', async () => {
+    for (const aud of ['some-other-app', ['another', 'one'], undefined]) {
+      const token = await sign({ sub: 'rider-17', aud });
+      const res = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ error: 'Invalid token' });
+    }
+  });
+
+  it('carries admin rights only where an operator granted them to the (issuer, subject)', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const err = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const token = await sign({ sub: 'ops-1', aud: audience, email: 'ops@example.org' });
+      await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+      // Promoting by the provider-supplied email is refused: it names no (issuer, subject).
+      expect(usersCommand(config, ['promote', 'ops@example.org'])).toBe(1);
+      expect(err.mock.calls.flat().join(' ')).toContain('--issuer');
+      const before = await app.inject({
+        method: 'GET',
+        url: '/api/admin/keys/',
+        headers: bearer(token),
+      });
+      expect(before.statusCode).toBe(403);
+      expect(usersCommand(config, ['promote', '--issuer', issuer, '--subject', 'ops-1'])).toBe(0);
+      const after = await app.inject({ method: 'GET', url: '/api/admin/keys/', headers: bearer(token) });
+      expect(after.statusCode).toBe(200);
+      // The same subject at our own issuer is someone else entirely (here: no one).
+      const other = await sign({ sub: 'ops-2', aud: audience });
+      const refused = await app.inject({ method: 'GET', url: '/api/admin/keys/', headers: bearer(other) });
+      expect(refused.statusCode).toBe(403);
+      expect(usersCommand(config, ['demote', '--issuer', issuer, '--subject', 'ops-1'])).toBe(0);
+      const demoted = await app.inject({ method: 'GET', url: '/api/admin/keys/', headers: bearer(token) });
+      expect(demoted.statusCode).toBe(403);
+    } finally {
+      log.mockRestore();
+      err.mockRestore();
+    }
   });
 });

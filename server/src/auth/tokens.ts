@@ -24,12 +24,16 @@ const AUDIENCE = 'quietway';
 export interface ExternalIdp {
   issuer: string;
   jwksUrl: string;
+  /** The `aud` the provider puts in tokens meant for Quietway; tokens for other apps are refused. */
+  audience: string;
 }
 
 /** What a verified bearer token says. */
 export interface VerifiedToken {
   /** `session`: signed in here; `oauth`: issued to a third-party app; `external`: another IdP. */
   kind: 'session' | 'oauth' | 'external';
+  /** Who issued it: our own issuer, or the outside provider's (accounts are bound to the pair). */
+  issuer: string;
   subject: string;
   sessionId: string | null;
   clientId: string | null;
@@ -49,7 +53,11 @@ export class TokenService {
     private readonly privateKey: SigningKey,
     private readonly publicJwks: JSONWebKeySet,
     private readonly localJwks: ReturnType<typeof createLocalJWKSet>,
-    private readonly external: { issuer: string; jwks: ReturnType<typeof createRemoteJWKSet> } | null,
+    private readonly external: {
+      issuer: string;
+      audience: string;
+      jwks: ReturnType<typeof createRemoteJWKSet>;
+    } | null,
   ) {}
 
   /** Loads the newest signing key, generating and storing one if the database has none. */
@@ -76,6 +84,7 @@ export class TokenService {
       external
         ? {
             issuer: external.issuer,
+            audience: external.audience,
             jwks: createRemoteJWKSet(new URL(external.jwksUrl), { timeoutDuration: 4000 }),
           }
         : null,
@@ -135,6 +144,7 @@ export class TokenService {
         const clientId = typeof payload.client_id === 'string' ? payload.client_id : null;
         return {
           kind: clientId ? 'oauth' : 'session',
+          issuer: this.issuer,
           subject: payload.sub as string,
           sessionId: payload.sid as string,
           clientId,
@@ -144,11 +154,14 @@ export class TokenService {
       if (this.external && issuer === this.external.issuer) {
         const { payload } = await jwtVerify(token, this.external.jwks, {
           issuer: this.external.issuer,
+          // A token the provider issued to another app is not a credential here.
+          audience: this.external.audience,
           algorithms: ['ES256', 'RS256', 'EdDSA'],
           requiredClaims: ['sub', 'exp'],
         });
         return {
           kind: 'external',
+          issuer: this.external.issuer,
           subject: payload.sub as string,
           sessionId: null,
           clientId: null,

@@ -84,6 +84,17 @@ export interface UserRepository {
   byEmail(email: string): User | undefined;
   passwordHash(id: number): string | null;
   setRole(email: string, role: Role): User | undefined;
+  /** The account bound to an outside identity provider's (issuer, subject), if any. */
+  byExternalIdentity(issuer: string, subject: string): User | undefined;
+  /**
+   * Makes a fresh account (a new random identity_user_id, role `user`) bound to an outside
+   * (issuer, subject). The provider's email is kept when no account has it, else a placeholder.
+   */
+  createExternal(e: { issuer: string; subject: string; email: string | null }): User;
+  /** The outside identity an account is bound to, if it was made for one. */
+  externalIdentity(userId: number): { issuer: string; subject: string } | undefined;
+  /** Sets the role of the account bound to (issuer, subject); undefined when there is none. */
+  setExternalRole(issuer: string, subject: string, role: Role): User | undefined;
   list(): User[];
 }
 
@@ -253,6 +264,14 @@ export function sqliteRepositories(db: Db): Repositories {
     userByEmail: db.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE email = ?`),
     userHash: db.prepare('SELECT password_hash FROM users WHERE id = ?'),
     userSetRole: db.prepare('UPDATE users SET role = ? WHERE email = ?'),
+    userSetRoleById: db.prepare('UPDATE users SET role = ? WHERE id = ?'),
+    userByExternal: db.prepare(
+      `SELECT ${USER_COLUMNS} FROM users WHERE id = (SELECT user_id FROM external_identities WHERE issuer = ? AND subject = ?)`,
+    ),
+    externalInsert: db.prepare(
+      'INSERT INTO external_identities (issuer, subject, user_id, created_at) VALUES (?, ?, ?, ?)',
+    ),
+    externalOf: db.prepare('SELECT issuer, subject FROM external_identities WHERE user_id = ?'),
     userList: db.prepare(`SELECT ${USER_COLUMNS} FROM users ORDER BY id`),
     keyInsert: db.prepare(
       'INSERT INTO api_keys (kind, name, source, legacy_v1, prefix, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -321,6 +340,35 @@ export function sqliteRepositories(db: Db): Repositories {
       return users.byEmail(email);
     },
     list: () => (s.userList.all() as UserRow[]).map(toUser),
+    byExternalIdentity(issuer, subject) {
+      const r = s.userByExternal.get(issuer, subject) as UserRow | undefined;
+      return r && toUser(r);
+    },
+    createExternal: ({ issuer, subject, email }) =>
+      db
+        .transaction(() => {
+          // Two first requests of one rider may race; the second finds the first's account.
+          const existing = users.byExternalIdentity(issuer, subject);
+          if (existing) return existing;
+          const identityUserId = randomUUID();
+          const free = email !== null && !users.byEmail(email);
+          const user = users.create({
+            identityUserId,
+            email: free ? email : `${identityUserId}@external.invalid`,
+            name: '',
+            passwordHash: null,
+          });
+          s.externalInsert.run(issuer, subject, user.id, now());
+          return user;
+        })
+        .immediate(),
+    externalIdentity: (userId) => s.externalOf.get(userId) as { issuer: string; subject: string } | undefined,
+    setExternalRole(issuer, subject, role) {
+      const user = users.byExternalIdentity(issuer, subject);
+      if (!user) return undefined;
+      s.userSetRoleById.run(role, user.id);
+      return users.byId(user.id);
+    },
   };
 
   const apiKeys: ApiKeyRepository = {
