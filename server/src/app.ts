@@ -9,6 +9,7 @@ import authPlugin from './plugins/auth.js';
 import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
 import filesPlugin from './plugins/files.js';
+import limitsPlugin from './plugins/limits.js';
 import openapiPlugin from './plugins/openapi.js';
 import storagePlugin from './plugins/storage.js';
 import versionsPlugin from './plugins/versions.js';
@@ -36,6 +37,14 @@ export async function buildApp({
   const app = Fastify({
     logger,
     trustProxy: config.trustProxy,
+    // A whole-request deadline: a body that stalls (or trickles) is cut when it passes, with 408.
+    requestTimeout: config.limits.requestTimeoutMs,
+    bodyLimit: config.limits.maxBodyBytes,
+    http: {
+      headersTimeout: config.limits.headersTimeoutMs,
+      // How often Node checks those deadlines (30 s by default, which would let them run over).
+      connectionsCheckingInterval: Math.min(1000, config.limits.headersTimeoutMs),
+    },
     // The spec's paths end with a slash; a request without it is answered as if it had one.
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
@@ -43,6 +52,7 @@ export async function buildApp({
   app.setSerializerCompiler(serializerCompiler);
 
   await app.register(errorsPlugin);
+  await app.register(limitsPlugin, { config });
   await app.register(storagePlugin, { config });
   await app.register(versionsPlugin, { config });
   await app.register(openapiPlugin, { config });

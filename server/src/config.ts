@@ -10,6 +10,10 @@ export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** A whole number from the environment, within bounds. */
+const int = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
 const envSchema = z.object({
   QUIETWAY_HOST: z.string().min(1).default('127.0.0.1'),
   QUIETWAY_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -55,6 +59,19 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(10 * 1024 * 1024),
+  QUIETWAY_REQUEST_TIMEOUT_MS: int(1000, 3_600_000, 60_000),
+  QUIETWAY_HEADERS_TIMEOUT_MS: int(1000, 600_000, 15_000),
+  QUIETWAY_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000, 64),
+  QUIETWAY_MAX_CONNECTIONS: int(0, 1_000_000, 1024),
+  QUIETWAY_MAX_BODY_BYTES: int(1024, 1024 * 1024 * 1024, 1024 * 1024),
+  QUIETWAY_MAX_ROUTING_BODY_BYTES: int(1024, 1024 * 1024 * 1024, 16 * 1024),
+  QUIETWAY_MAX_JSON_DEPTH: int(2, 10_000, 32),
+  QUIETWAY_MAX_UPLOAD_BYTES: int(1024, 1024 * 1024 * 1024, 25 * 1024 * 1024),
+  QUIETWAY_MAX_UPLOADS_PER_USER: int(1, 1000, 2),
+  QUIETWAY_SECRET_KEY: z.string().min(1).optional(),
+  QUIETWAY_SECRET_KEY_FILE: z.string().min(1).optional(),
+  QUIETWAY_PREVIOUS_SECRET_KEYS: z.string().default(''),
+  QUIETWAY_STORAGE_SWEEP_MINUTES: int(0, 7 * 24 * 60, 60),
 });
 
 export interface Config {
@@ -84,6 +101,33 @@ export interface Config {
   v1Sunset: string | null;
   /** Largest accepted image upload, bytes. */
   maxImageBytes: number;
+  /** What one client may make the server spend (docs/api.md "Limits"). */
+  limits: {
+    /** Whole-request deadline, headers and body (a stalled body is cut here). */
+    requestTimeoutMs: number;
+    /** Deadline for the request line and headers. */
+    headersTimeoutMs: number;
+    /** Open connections per client address (0: no cap). */
+    maxConnectionsPerClient: number;
+    /** Open connections in all (0: no cap). */
+    maxConnections: number;
+    /** Largest JSON body, bytes (routing endpoints have their own, smaller cap). */
+    maxBodyBytes: number;
+    maxRoutingBodyBytes: number;
+    /** Deepest nesting of arrays and objects in a JSON body. */
+    maxJsonDepth: number;
+    /** Largest multipart upload request, bytes, all parts together. */
+    maxUploadBytes: number;
+    /** Uploads one rider may have in progress at once. */
+    maxUploadsPerUser: number;
+  };
+  /**
+   * The key that encrypts signing keys at rest: from QUIETWAY_SECRET_KEY, else the file
+   * QUIETWAY_SECRET_KEY_FILE (made at first start when missing). Previous keys only decrypt.
+   */
+  secretKey: { value: string | null; file: string; previous: string[] };
+  /** Minutes between sweeps of left-over upload files (0: only at start). */
+  storageSweepMinutes: number;
 }
 
 export class ConfigError extends Error {}
@@ -136,5 +180,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     v1Sunset: e.QUIETWAY_V1_SUNSET ?? null,
     maxImageBytes: e.QUIETWAY_MAX_IMAGE_BYTES,
+    limits: {
+      requestTimeoutMs: e.QUIETWAY_REQUEST_TIMEOUT_MS,
+      // Node refuses a headers deadline longer than the whole request's.
+      headersTimeoutMs: Math.min(e.QUIETWAY_HEADERS_TIMEOUT_MS, e.QUIETWAY_REQUEST_TIMEOUT_MS),
+      maxConnectionsPerClient: e.QUIETWAY_MAX_CONNECTIONS_PER_CLIENT,
+      maxConnections: e.QUIETWAY_MAX_CONNECTIONS,
+      maxBodyBytes: e.QUIETWAY_MAX_BODY_BYTES,
+      maxRoutingBodyBytes: e.QUIETWAY_MAX_ROUTING_BODY_BYTES,
+      maxJsonDepth: e.QUIETWAY_MAX_JSON_DEPTH,
+      maxUploadBytes: e.QUIETWAY_MAX_UPLOAD_BYTES,
+      maxUploadsPerUser: e.QUIETWAY_MAX_UPLOADS_PER_USER,
+    },
+    secretKey: {
+      value: e.QUIETWAY_SECRET_KEY ?? null,
+      file: e.QUIETWAY_SECRET_KEY_FILE
+        ? path.resolve(PROJECT_ROOT, e.QUIETWAY_SECRET_KEY_FILE)
+        : path.join(dataDir, 'secret.key'),
+      previous: e.QUIETWAY_PREVIOUS_SECRET_KEYS.split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    },
+    storageSweepMinutes: e.QUIETWAY_STORAGE_SWEEP_MINUTES,
   };
 }

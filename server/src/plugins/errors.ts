@@ -29,6 +29,13 @@ export default fp(
       if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
         return reply.status(400).send({ error: 'Invalid JSON' });
       }
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        const limit = request.routeOptions.bodyLimit;
+        return reply.status(413).send({
+          error: 'Request body too large',
+          ...(limit ? { details: `at most ${limit} bytes on this endpoint` } : {}),
+        });
+      }
       const status = err.statusCode ?? 500;
       if (status >= 400 && status < 500) {
         return reply.status(status).send({ error: err.message });
