@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
+import { issueKey } from '../../server/src/auth/keys.js';
 import { keysCommand, usersCommand } from '../../server/src/commands/admin.js';
 import type { Config } from '../../server/src/config.js';
 import { testConfig } from '../helpers.js';
@@ -595,5 +596,65 @@ describe('an external identity provider', () => {
       log.mockRestore();
       err.mockRestore();
     }
+  });
+});
+
+describe('failed authentications', () => {
+  it('are logged and, past the limit, refused per address with 429 before any credential is tried', async () => {
+    const lines: string[] = [];
+    const stream = { write: (line: string) => lines.push(line) };
+    const config = testConfig({ QUIETWAY_RATE_LIMITS: '{"auth_failures":{"ip":[20,60]}}' });
+    const app = await buildApp({ config, logger: { level: 'warn', stream } });
+    await app.ready();
+    const good = issueKey(app.repos, { kind: 'app', name: 'Good', source: null, legacyV1: false }).key;
+    const sprayer = '203.0.113.7';
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const credential =
+        i % 2 === 0 ? `qw_app_${'x'.repeat(10)}${i}` : `eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiIke2l9In0.c2ln${i}`;
+      const res = await app.inject({
+        method: 'GET',
+        url: '/auth/v1/user',
+        headers: bearer(credential),
+        remoteAddress: sprayer,
+      });
+      statuses.push(res.statusCode);
+      if (res.statusCode === 429) {
+        expect(res.headers['retry-after']).toMatch(/^\d+$/);
+        expect(res.json()).toMatchObject({ error: 'Too many failed authentications' });
+      }
+    }
+    expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(20).every((s) => s === 429)).toBe(true);
+    // Even a good key is not tried from the blocked address; elsewhere it works.
+    const blocked = await app.inject({
+      method: 'GET',
+      url: '/events/nearby/?latitude=40.7&longitude=-74',
+      headers: { apikey: good },
+      remoteAddress: sprayer,
+    });
+    expect(blocked.statusCode).toBe(429);
+    const elsewhere = await app.inject({
+      method: 'GET',
+      url: '/events/nearby/?latitude=40.7&longitude=-74',
+      headers: { apikey: good },
+      remoteAddress: '198.51.100.1',
+    });
+    expect(elsewhere.statusCode).toBe(200);
+    // Wrong passwords count too.
+    const signIn = await app.inject({
+      method: 'POST',
+      url: '/auth/v1/token?grant_type=password',
+      payload: { email: 'nobody@example.org', password: 'not the password' },
+      remoteAddress: sprayer,
+    });
+    expect(signIn.statusCode).toBe(429);
+    const logged = lines.map((l) => JSON.parse(l) as { msg: string; ip?: string; reason?: string });
+    const failed = logged.filter((l) => l.msg.startsWith('authentication failed'));
+    expect(failed.length).toBe(20);
+    expect(failed[0]).toMatchObject({ ip: sprayer, reason: 'Invalid API key' });
+    expect(failed[1]).toMatchObject({ ip: sprayer, reason: 'Invalid token' });
+    expect(failed.at(-1)?.msg).toBe('authentication failed; address blocked');
+    await app.close();
   });
 });

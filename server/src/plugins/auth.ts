@@ -16,6 +16,10 @@ declare module 'fastify' {
     tokens: TokenService;
     sessions: SessionService;
     rateLimitStore: RateLimitStore;
+    /** Counts and logs a failed authentication from the request's IP; throws 429 past the limit. */
+    authFailed(request: FastifyRequest, reason: string): Promise<void>;
+    /** Throws 429 when the request's IP is past its failed-authentication limit. */
+    authAllowed(request: FastifyRequest): Promise<void>;
   }
   interface FastifyRequest {
     credential: Credential;
@@ -69,12 +73,46 @@ export default fp(
     // Set by the hook below before any handler runs.
     app.decorateRequest('credential', null as never);
 
+    const failures = config.rateLimits.auth_failures.ip;
+    const tooMany = (resetSeconds: number) =>
+      new HttpError(
+        429,
+        'Too many failed authentications',
+        'from this address; wait before trying again',
+        { retry_after_seconds: resetSeconds },
+        { 'Retry-After': String(resetSeconds) },
+      );
+    app.decorate('authAllowed', async (request: FastifyRequest) => {
+      if (!failures || !store.peek) return;
+      const r = await store.peek(`auth_failures:ip:${request.ip}`, failures[0]);
+      if (!r.allowed) throw tooMany(r.resetSeconds);
+    });
+    app.decorate('authFailed', async (request: FastifyRequest, reason: string) => {
+      if (!failures) {
+        request.log.warn({ ip: request.ip, reason }, 'authentication failed');
+        return;
+      }
+      const r = await store.hit(`auth_failures:ip:${request.ip}`, failures[0], failures[1]);
+      request.log.warn(
+        { ip: request.ip, reason, failures_left: r.remaining },
+        r.remaining > 0 ? 'authentication failed' : 'authentication failed; address blocked',
+      );
+      if (!r.allowed) throw tooMany(r.resetSeconds);
+    });
+
     app.addHook('onRequest', async (request, reply) => {
       // Unknown paths go straight to the 404 handler. (`routeOptions` is rebuilt on every read.)
       const route = request.routeOptions;
       if (!route.url) return;
       const routeConfig = route.config;
-      request.credential = await resolver.resolve(request);
+      const h = request.headers;
+      if (h.authorization || h.apikey) await app.authAllowed(request);
+      try {
+        request.credential = await resolver.resolve(request);
+      } catch (err) {
+        if (err instanceof HttpError && err.statusCode === 401) await app.authFailed(request, err.message);
+        throw err;
+      }
       authorize(routeConfig.access, request.credential);
       const cls = routeConfig.rateClass;
       if (!cls) return;
