@@ -1,15 +1,19 @@
 // Credentials, sessions, rate limits, error shapes and versions (issue: credentials and the
 // platform's frame). Routes that later issues add are stood in for by small test routes registered
 // with the same access rules, so every rule is exercised now.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
 import { issueKey } from '../../server/src/auth/keys.js';
 import { keysCommand, usersCommand } from '../../server/src/commands/admin.js';
-import type { Config } from '../../server/src/config.js';
+import { type Config, loadConfig } from '../../server/src/config.js';
+import { migrate } from '../../server/src/db/database.js';
 import { testConfig } from '../helpers.js';
 
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
@@ -656,5 +660,92 @@ describe('failed authentications', () => {
     expect(failed[1]).toMatchObject({ ip: sprayer, reason: 'Invalid token' });
     expect(failed.at(-1)?.msg).toBe('authentication failed; address blocked');
     await app.close();
+  });
+});
+
+describe('signing keys at rest', () => {
+  const rows = (config: Config) => {
+    const db = new Database(config.databasePath, { readonly: true });
+    try {
+      return db.prepare('SELECT kid, private_jwk FROM signing_keys').all() as {
+        kid: string;
+        private_jwk: string;
+      }[];
+    } finally {
+      db.close();
+    }
+  };
+  const keyA = randomBytes(32).toString('base64');
+  const keyB = randomBytes(32).toString('hex');
+
+  it('are sealed under a key kept outside the database (a file made at first start)', async () => {
+    const config = testConfig();
+    const app = await buildApp({ config });
+    await app.ready();
+    await app.close();
+    const stored = rows(config);
+    expect(stored.length).toBe(1);
+    expect(stored[0]?.private_jwk).toMatch(/^enc:v1:[0-9a-f]{8}:/);
+    expect(stored[0]?.private_jwk).not.toContain('"d"');
+    expect(fs.statSync(config.secretKey.file).mode & 0o777).toBe(0o600);
+  });
+
+  it('seals keys stored in plain text by earlier versions, and keeps their tokens valid', async () => {
+    const config = testConfig({ QUIETWAY_SECRET_KEY: keyA });
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const kid = 'legacy-kid';
+    const db = new Database(config.databasePath);
+    migrate(db);
+    db.prepare(
+      "INSERT INTO signing_keys (kid, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, '2026-01-01T00:00:00Z')",
+    ).run(
+      kid,
+      JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: 'ES256' }),
+      JSON.stringify({ ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' }),
+    );
+    db.close();
+    const app = await buildApp({ config });
+    const session = await signUp(app, 'legacy@example.org');
+    expect(
+      JSON.parse(Buffer.from(session.access_token.split('.')[0] as string, 'base64url').toString()).kid,
+    ).toBe(kid);
+    await app.close();
+    expect(rows(config)[0]?.private_jwk).toMatch(/^enc:v1:/);
+  });
+
+  it('rotates: a new key with the old one as previous reseals everything; a wrong key stops the start', async () => {
+    const config = testConfig({ QUIETWAY_SECRET_KEY: keyA });
+    const first = await buildApp({ config });
+    const session = await signUp(first, 'rotate@example.org');
+    await first.close();
+    const sealedA = rows(config)[0]?.private_jwk as string;
+
+    const env = { QUIETWAY_DATA_DIR: config.dataDir, QUIETWAY_LOG_LEVEL: 'silent' };
+    const rotated = await buildApp({
+      config: loadConfig({ ...env, QUIETWAY_SECRET_KEY: keyB, QUIETWAY_PREVIOUS_SECRET_KEYS: keyA }),
+    });
+    const me = await rotated.inject({
+      method: 'GET',
+      url: '/auth/v1/user',
+      headers: bearer(session.access_token),
+    });
+    expect(me.statusCode).toBe(200);
+    await rotated.close();
+    const sealedB = rows(config)[0]?.private_jwk as string;
+    expect(sealedB.slice(0, 16)).not.toBe(sealedA.slice(0, 16));
+
+    const after = await buildApp({ config: loadConfig({ ...env, QUIETWAY_SECRET_KEY: keyB }) });
+    expect(
+      (await after.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(session.access_token) }))
+        .statusCode,
+    ).toBe(200);
+    await after.close();
+
+    await expect(buildApp({ config: loadConfig({ ...env, QUIETWAY_SECRET_KEY: keyA }) })).rejects.toThrow(
+      /neither QUIETWAY_SECRET_KEY/,
+    );
+    await expect(buildApp({ config: loadConfig({ ...env, QUIETWAY_SECRET_KEY: 'short' }) })).rejects.toThrow(
+      /32 random bytes/,
+    );
   });
 });

@@ -1,6 +1,6 @@
 // The server as identity provider: ES256 access tokens signed with keys kept in the database
-// (generated on first start, published as JWKS), and verification of those tokens and, when
-// configured, of an external identity provider's tokens.
+// (generated on first start, sealed at rest by a SecretBox, published as JWKS), and verification of
+// those tokens and, when configured, of an external identity provider's tokens.
 import { randomUUID } from 'node:crypto';
 import {
   createLocalJWKSet,
@@ -16,6 +16,7 @@ import {
   SignJWT,
 } from 'jose';
 import type { Repositories, User } from '../db/repositories.js';
+import { SecretBox } from './sealing.js';
 
 export const ACCESS_TOKEN_SECONDS = 3600;
 type SigningKey = Awaited<ReturnType<typeof importJWK>>;
@@ -60,20 +61,43 @@ export class TokenService {
     } | null,
   ) {}
 
-  /** Loads the newest signing key, generating and storing one if the database has none. */
-  static async create(repos: Repositories, issuer: string, external?: ExternalIdp): Promise<TokenService> {
+  /**
+   * Loads the newest signing key, generating and storing one if the database has none. Private keys
+   * stored in plain text (before sealing existed) or under a previous secret key are sealed under
+   * the current one first.
+   */
+  static async create(
+    repos: Repositories,
+    issuer: string,
+    box: SecretBox,
+    external?: ExternalIdp,
+  ): Promise<TokenService> {
+    repos.transaction(() => {
+      for (const k of repos.signingKeys.all()) {
+        if (box.isCurrent(k.privateJwk)) continue;
+        const plain = SecretBox.isSealed(k.privateJwk) ? box.open(k.privateJwk) : k.privateJwk;
+        repos.signingKeys.setPrivate(k.kid, box.seal(plain));
+      }
+    });
     let keys = repos.signingKeys.active();
     if (keys.length === 0) {
       const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
       const kid = randomUUID();
       const pub = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
       const priv = { ...(await exportJWK(privateKey)), kid, alg: 'ES256' };
-      repos.signingKeys.add({ kid, privateJwk: JSON.stringify(priv), publicJwk: JSON.stringify(pub) });
+      repos.signingKeys.add({
+        kid,
+        privateJwk: box.seal(JSON.stringify(priv)),
+        publicJwk: JSON.stringify(pub),
+      });
       keys = repos.signingKeys.active();
     }
     const newest = keys[0];
     if (!newest) throw new Error('no signing key');
-    const privateKey = (await importJWK(JSON.parse(newest.privateJwk) as JWK, 'ES256')) as SigningKey;
+    const privateKey = (await importJWK(
+      JSON.parse(box.open(newest.privateJwk)) as JWK,
+      'ES256',
+    )) as SigningKey;
     const publicJwks = { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) };
     return new TokenService(
       issuer,

@@ -128,7 +128,10 @@ export interface SessionRepository {
 
 export interface SigningKeyRepository {
   active(): SigningKey[];
+  /** Every key, retired ones too (for sealing them all again under a new secret key). */
+  all(): SigningKey[];
   add(k: Omit<SigningKey, 'createdAt'>): void;
+  setPrivate(kid: string, privateJwk: string): void;
 }
 
 export interface Repositories {
@@ -299,6 +302,10 @@ export function sqliteRepositories(db: Db): Repositories {
     signingActive: db.prepare(
       'SELECT kid, private_jwk, public_jwk, created_at FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC',
     ),
+    signingAll: db.prepare(
+      'SELECT kid, private_jwk, public_jwk, created_at FROM signing_keys ORDER BY created_at',
+    ),
+    signingSetPrivate: db.prepare('UPDATE signing_keys SET private_jwk = ? WHERE kid = ?'),
     signingInsert: db.prepare(
       'INSERT INTO signing_keys (kid, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, ?)',
     ),
@@ -441,23 +448,20 @@ export function sqliteRepositories(db: Db): Repositories {
     },
   };
 
+  const toSigningKey = (r: { kid: string; private_jwk: string; public_jwk: string; created_at: string }) => ({
+    kid: r.kid,
+    privateJwk: r.private_jwk,
+    publicJwk: r.public_jwk,
+    createdAt: r.created_at,
+  });
   const signingKeys: SigningKeyRepository = {
-    active: () =>
-      (
-        s.signingActive.all() as {
-          kid: string;
-          private_jwk: string;
-          public_jwk: string;
-          created_at: string;
-        }[]
-      ).map((r) => ({
-        kid: r.kid,
-        privateJwk: r.private_jwk,
-        publicJwk: r.public_jwk,
-        createdAt: r.created_at,
-      })),
+    active: () => (s.signingActive.all() as Parameters<typeof toSigningKey>[0][]).map(toSigningKey),
+    all: () => (s.signingAll.all() as Parameters<typeof toSigningKey>[0][]).map(toSigningKey),
     add(k) {
       s.signingInsert.run(k.kid, k.privateJwk, k.publicJwk, now());
+    },
+    setPrivate(kid, privateJwk) {
+      s.signingSetPrivate.run(privateJwk, kid);
     },
   };
 

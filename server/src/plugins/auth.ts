@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type Access, authorize, type Credential, CredentialResolver } from '../auth/access.js';
+import { SecretBox } from '../auth/sealing.js';
 import { SessionService } from '../auth/sessions.js';
 import { TokenService } from '../auth/tokens.js';
 import type { Config } from '../config.js';
@@ -64,7 +65,12 @@ export default fp(
     { config, rateLimitStore }: { config: Config; rateLimitStore?: RateLimitStore },
   ) => {
     const issuer = `${config.publicUrl.replace(/\/$/, '')}/auth/v1`;
-    const tokens = await TokenService.create(app.repos, issuer, config.externalIdp ?? undefined);
+    const tokens = await TokenService.create(
+      app.repos,
+      issuer,
+      SecretBox.load(config.secretKey),
+      config.externalIdp ?? undefined,
+    );
     const resolver = new CredentialResolver(app.repos, tokens);
     const store: RateLimitStore = rateLimitStore ?? new MemoryRateLimitStore();
     app.decorate('tokens', tokens);
