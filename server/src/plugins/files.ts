@@ -8,10 +8,12 @@ import type { Config } from '../config.js';
 import { HttpError } from '../errors.js';
 import type { StorageBackend } from '../storage/index.js';
 import { LocalStorage } from '../storage/local.js';
+import type { UploadLimits } from '../storage/uploads.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     storage: StorageBackend;
+    uploadLimits: UploadLimits;
   }
 }
 
@@ -20,6 +22,11 @@ export default fp(
     await app.register(multipart, {
       limits: { fileSize: config.maxImageBytes, files: 20, fields: 20 },
       throwFileSizeLimit: true,
+    });
+    app.decorate('uploadLimits', {
+      maxFileBytes: config.maxImageBytes,
+      maxRequestBytes: config.limits.maxUploadBytes,
+      maxPerUser: config.limits.maxUploadsPerUser,
     });
     const backend = storage ?? new LocalStorage(path.join(config.dataDir, 'storage'), config.publicUrl);
     app.decorate('storage', backend);
