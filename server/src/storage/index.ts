@@ -11,6 +11,14 @@ export interface StorageBackend {
   put(key: string, data: Buffer | Readable, contentType: string): Promise<string>;
   /** Removes a file; missing files are not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Removes what failed or killed uploads left: unfinished `.tmp` files, and files no record points
+   * to, both only when older than `olderThanMs` (an upload in progress is younger). Local backends.
+   */
+  sweep?(
+    isReferenced: (key: string) => boolean,
+    olderThanMs: number,
+  ): Promise<{ tmp: number; orphans: number }>;
   /** Reads a file for serving (local backends only). */
   get?(key: string): Promise<{ data: Buffer; contentType: string } | null>;
 }

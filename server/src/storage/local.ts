@@ -40,6 +40,32 @@ export class LocalStorage implements StorageBackend {
     return `${this.publicUrl.replace(/\/$/, '')}/storage/v1/object/public/${key}`;
   }
 
+  async sweep(
+    isReferenced: (key: string) => boolean,
+    olderThanMs: number,
+  ): Promise<{ tmp: number; orphans: number }> {
+    const root = path.resolve(this.root);
+    const before = Date.now() - olderThanMs;
+    const removed = { tmp: 0, orphans: 0 };
+    let entries: string[];
+    try {
+      entries = await fs.readdir(root, { recursive: true });
+    } catch {
+      return removed; // nothing stored yet
+    }
+    for (const rel of entries) {
+      const full = path.join(root, rel);
+      const stat = await fs.stat(full).catch(() => null);
+      if (!stat?.isFile() || stat.mtimeMs > before) continue;
+      const key = rel.split(path.sep).join('/');
+      const tmp = key.endsWith(TMP_SUFFIX);
+      if (!tmp && isReferenced(key)) continue;
+      await fs.rm(full, { force: true });
+      removed[tmp ? 'tmp' : 'orphans'] += 1;
+    }
+    return removed;
+  }
+
   async delete(key: string): Promise<void> {
     await fs.rm(this.file(key), { force: true });
   }
