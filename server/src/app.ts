@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import fp from 'fastify-plugin';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
+import type { LogSink } from './logsink.js';
 import authPlugin from './plugins/auth.js';
 import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
@@ -27,12 +28,15 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   /** A shared rate-limit store for several processes; in-process by default. */
   rateLimitStore?: RateLimitStore;
+  /** The log destination, when the caller made one (server.ts); reported by /health/. */
+  logSink?: LogSink;
 }
 
 export async function buildApp({
   config,
   logger = false,
   rateLimitStore,
+  logSink,
 }: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -51,7 +55,7 @@ export async function buildApp({
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
-  await app.register(errorsPlugin);
+  await app.register(errorsPlugin, { logSink: logSink ?? null });
   await app.register(limitsPlugin, { config });
   await app.register(storagePlugin, { config });
   await app.register(versionsPlugin, { config });
@@ -60,7 +64,7 @@ export async function buildApp({
   await app.register(enginePlugin, { config });
   await app.register(filesPlugin, { config });
 
-  await app.register(healthRoutes);
+  await app.register(healthRoutes, { config });
   await app.register(authRoutes);
   await app.register(adminKeyRoutes);
   await app.register(directionsV2);

@@ -73,7 +73,11 @@ export class CredentialResolver {
     const now = Date.now();
     if ((this.touched.get(key.id) ?? 0) + TOUCH_INTERVAL_MS < now) {
       this.touched.set(key.id, now);
-      this.repos.apiKeys.touch(key.id, new Date(now).toISOString());
+      try {
+        this.repos.apiKeys.touch(key.id, new Date(now).toISOString());
+      } catch {
+        // A bookkeeping stamp: a full disk (or a busy database) must not turn a read into an error.
+      }
     }
     return key;
   }
