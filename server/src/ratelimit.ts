@@ -98,7 +98,7 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   place_search: { user: [120, 60], ip: [60, 60], key: [600, 60] },
   weather: { user: [600, 60], ip: [60, 60], key: [600, 60] },
   auth: { ip: [30, 60] },
-  // Failed authentications (bad keys, forged or expired tokens, wrong passwords) per client IP;
+  // Failed authentications (bad keys, forged or malformed tokens, wrong passwords) per client IP;
   // past it, every credential from that IP is refused with 429 until the window ends.
   auth_failures: { ip: [20, 60] },
   events: { ip: [600, 60], user: [600, 60], key: [600, 60] },

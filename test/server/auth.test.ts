@@ -645,6 +645,27 @@ describe('failed authentications', () => {
       remoteAddress: '198.51.100.1',
     });
     expect(elsewhere.statusCode).toBe(200);
+    // An expired token of ours was genuine once: refused, but not counted as a guess.
+    const staleUser = app.repos.users.create({
+      email: 'stale@example.org',
+      name: 'Stale',
+      passwordHash: null,
+    });
+    const expired = await app.tokens.issueAccessToken(
+      staleUser,
+      app.repos.sessions.create(staleUser.id, null),
+      null,
+      -10,
+    );
+    for (let i = 0; i < 3; i++) {
+      const stale = await app.inject({
+        method: 'GET',
+        url: '/auth/v1/user',
+        headers: bearer(expired),
+        remoteAddress: '198.51.100.9',
+      });
+      expect(stale.json()).toEqual({ error: 'Token expired' });
+    }
     // Wrong passwords count too.
     const signIn = await app.inject({
       method: 'POST',
@@ -655,6 +676,7 @@ describe('failed authentications', () => {
     expect(signIn.statusCode).toBe(429);
     const logged = lines.map((l) => JSON.parse(l) as { msg: string; ip?: string; reason?: string });
     const failed = logged.filter((l) => l.msg.startsWith('authentication failed'));
+    expect(failed.some((l) => l.ip === '198.51.100.9')).toBe(false);
     expect(failed.length).toBe(20);
     expect(failed[0]).toMatchObject({ ip: sprayer, reason: 'Invalid API key' });
     expect(failed[1]).toMatchObject({ ip: sprayer, reason: 'Invalid token' });

@@ -31,6 +31,9 @@ declare module 'fastify' {
   }
 }
 
+/** Refusals of credentials that were genuine once; not counted as failed authentications. */
+const GENUINE_BUT_STALE = new Set(['Token expired', 'Session has been signed out']);
+
 /** The bucket and its identity for a request: API key, user (per app for OAuth), or client IP. */
 function bucketOf(request: FastifyRequest, cls: RateClass, config: Config): [Bucket, string] | null {
   const limits = config.rateLimits[cls];
@@ -116,7 +119,11 @@ export default fp(
       try {
         request.credential = await resolver.resolve(request);
       } catch (err) {
-        if (err instanceof HttpError && err.statusCode === 401) await app.authFailed(request, err.message);
+        // An expired token or one of a signed-out session was signed here: a stale client, not a guess.
+        const stale = err instanceof HttpError && GENUINE_BUT_STALE.has(err.message);
+        if (err instanceof HttpError && err.statusCode === 401 && !stale) {
+          await app.authFailed(request, err.message);
+        }
         throw err;
       }
       authorize(routeConfig.access, request.credential);
