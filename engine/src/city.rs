@@ -3,13 +3,14 @@
 //! queries never wait for a customization.
 
 use crate::avoid::{Avoidance, Severity};
-use crate::cch::{Cch, CustomizedMetric, INF_WEIGHT, Weight};
+use crate::cch::{Cch, CustomizedMetric, INF_WEIGHT, Weight, add};
 use crate::dijkstra::{Adjacency, Dijkstra};
 use crate::format;
 use crate::graph::{ArcId, CityGraph, NodeId};
 use crate::metric::{MetricKind, WeightingModel};
 use crate::query::CchQuery;
 use crate::snap::{Snap, SnapIndex};
+use crate::turns::TurnGraph;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
@@ -74,20 +75,43 @@ pub enum ArcChange {
     Reset,
 }
 
+/// A metric in force: the weight of every arc (snapping, the ends of a leg, one-to-many) and the
+/// hierarchy customized with the turn weights built from them.
+#[derive(Clone)]
+pub struct CityMetric {
+    pub arc_weights: Vec<Weight>,
+    pub hierarchy: CustomizedMetric,
+}
+
+impl std::ops::Deref for CityMetric {
+    type Target = CustomizedMetric;
+    fn deref(&self) -> &CustomizedMetric {
+        &self.hierarchy
+    }
+}
+
+impl CityMetric {
+    pub fn memory_bytes(&self) -> usize {
+        self.hierarchy.memory_bytes() + 4 * self.arc_weights.len()
+    }
+}
+
 struct State {
     /// Shared, so a route reads it without copying the model.
     model: Arc<WeightingModel>,
     /// Base metrics (model weights with permanent arc changes), indexed by MetricKind.
-    base: Vec<Arc<CustomizedMetric>>,
+    base: Vec<Arc<CityMetric>>,
     arc_changes: HashMap<ArcId, ArcChange>,
     avoidances: BTreeMap<String, Avoidance>,
     /// Metrics with avoidances applied, by kind and active avoidance ids.
-    cache: HashMap<(MetricKind, Vec<String>), Arc<CustomizedMetric>>,
+    cache: HashMap<(MetricKind, Vec<String>), Arc<CityMetric>>,
 }
 
 pub struct City {
     pub graph: CityGraph,
     pub graph_version: String,
+    /// The turn model the hierarchy runs on (routing node = arc, input arc = turn).
+    pub turns: TurnGraph,
     pub cch: Arc<Cch>,
     inputs_of: Vec<Vec<u32>>,
     pub adjacency: Adjacency,
@@ -125,15 +149,16 @@ impl City {
         if graph.city.is_none() {
             return Err("graph has no city section".into());
         }
-        if graph.order.is_empty() {
-            graph.order = crate::order::nested_dissection_order(&graph);
+        let turns = TurnGraph::new(&graph, &crate::turns::stored_restrictions(&graph));
+        if graph.order.len() != turns.node_count() {
+            graph.order = turns.order(&graph);
         }
         let model = model.unwrap_or_default();
         model.validate()?;
         let cch = Arc::new(Cch::new(
-            graph.node_count(),
-            &graph.edge_tail,
-            &graph.edge_head,
+            turns.node_count(),
+            &turns.turn_from,
+            &turns.turn_to,
             &graph.order,
         ));
         let inputs_of = cch.inputs_by_arc();
@@ -147,10 +172,11 @@ impl City {
         ];
         let way_arcs = arcs_by_way(&graph);
         let arc_changes = HashMap::new();
-        let base = customize_all(&graph, &cch, &model, &arc_changes);
+        let base = customize_all(&graph, &turns, &cch, &model, &arc_changes);
         Ok(City {
             graph,
             graph_version,
+            turns,
             cch,
             inputs_of,
             adjacency,
@@ -188,7 +214,7 @@ impl City {
         model.validate()?;
         let _writer = self.writer.lock().unwrap();
         let changes = self.state.read().unwrap().arc_changes.clone();
-        let base = customize_all(&self.graph, &self.cch, &model, &changes);
+        let base = customize_all(&self.graph, &self.turns, &self.cch, &model, &changes);
         let mut st = self.state.write().unwrap();
         st.model = Arc::new(model);
         st.base = base;
@@ -198,10 +224,11 @@ impl City {
 
     /// Full re-customization of one metric from its current input weights (for benchmarks).
     pub fn recustomize(&self, kind: MetricKind) {
-        let weights = self.state.read().unwrap().base[kind as usize]
-            .input_weights
-            .clone();
-        let m = Arc::new(self.cch.customize(&weights));
+        let old = self.state.read().unwrap().base[kind as usize].clone();
+        let m = Arc::new(CityMetric {
+            arc_weights: old.arc_weights.clone(),
+            hierarchy: self.cch.customize(&old.input_weights),
+        });
         self.state.write().unwrap().base[kind as usize] = m;
     }
 
@@ -209,7 +236,7 @@ impl City {
     /// an update, avoidance metrics during their window) builds its pruned query graph on the
     /// thread pool. Until then, and while that runs, queries use the full hierarchy, so a new
     /// metric is live at once and one used once or twice costs no pruning.
-    fn note_use(&self, m: &Arc<CustomizedMetric>) {
+    fn note_use(&self, m: &Arc<CityMetric>) {
         if m.pruned.get().is_none()
             && m.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == PRUNE_AFTER_USES
         {
@@ -251,11 +278,11 @@ impl City {
         }
         // The four cycling metrics are independent: update copies of them in parallel.
         use rayon::prelude::*;
-        let updated: Vec<(MetricKind, Arc<CustomizedMetric>)> = MetricKind::ALL
+        let updated: Vec<(MetricKind, Arc<CityMetric>)> = MetricKind::ALL
             .into_par_iter()
             .filter(|k| k.is_cycling())
             .map(|kind| {
-                let updates: Vec<(ArcId, Weight)> = changes
+                let arc_updates: Vec<(ArcId, Weight)> = changes
                     .iter()
                     .map(|&(a, _)| {
                         (
@@ -264,8 +291,7 @@ impl City {
                         )
                     })
                     .collect();
-                let mut m = (*old_base[kind as usize]).clone();
-                self.cch.update(&mut m, &updates, &self.inputs_of);
+                let m = self.updated_metric(&old_base[kind as usize], &model, kind, &arc_updates);
                 (kind, Arc::new(m))
             })
             .collect();
@@ -318,8 +344,8 @@ impl City {
     }
 
     /// The metric in force for a kind at a departure time.
-    pub fn metric(&self, kind: MetricKind, departure: Option<i64>) -> Arc<CustomizedMetric> {
-        let (base, active, model, avoid_list, changes) = {
+    pub fn metric(&self, kind: MetricKind, departure: Option<i64>) -> Arc<CityMetric> {
+        let (base, active, model, avoid_list) = {
             let st = self.state.read().unwrap();
             let base = st.base[kind as usize].clone();
             if !kind.is_cycling() {
@@ -333,7 +359,7 @@ impl City {
                 return m.clone();
             }
             let list: Vec<Avoidance> = active.iter().map(|id| st.avoidances[id].clone()).collect();
-            (base, active, st.model.clone(), list, st.arc_changes.clone())
+            (base, active, st.model.clone(), list)
         };
         // Build outside the lock: queries keep running on what they hold.
         let mut updates: HashMap<ArcId, Weight> = HashMap::new();
@@ -341,22 +367,14 @@ impl City {
             for &a in &av.arcs {
                 let w = match av.severity {
                     Severity::Closed => INF_WEIGHT,
-                    Severity::Avoid => model.avoided(changed_weight(
-                        &self.graph,
-                        &model,
-                        kind,
-                        a,
-                        changes.get(&a),
-                    )),
+                    Severity::Avoid => model.avoided(base.arc_weights[a as usize]),
                 };
                 let e = updates.entry(a).or_insert(w);
                 *e = (*e).max(w);
             }
         }
         let updates: Vec<(ArcId, Weight)> = updates.into_iter().collect();
-        let mut m = (*base).clone();
-        self.cch.update(&mut m, &updates, &self.inputs_of);
-        let m = Arc::new(m);
+        let m = Arc::new(self.updated_metric(&base, &model, kind, &updates));
         let mut st = self.state.write().unwrap();
         if st.cache.len() >= CACHE_LIMIT {
             st.cache.clear();
@@ -371,10 +389,10 @@ impl City {
         lon: f64,
         lat: f64,
         kind: MetricKind,
-        metric: &CustomizedMetric,
+        metric: &CityMetric,
         bearing: Option<f64>,
     ) -> Option<Snap> {
-        let w = &metric.input_weights;
+        let w = &metric.arc_weights;
         let connected = &self.well_connected[usize::from(kind == MetricKind::Walking)];
         let bearing = bearing.map(|b| (b, BEARING_TOLERANCE_DEG, BEARING_RADIUS_M));
         let usable = |e: u32| {
@@ -448,9 +466,40 @@ impl City {
                 None => return Ok(None),
             }
         }
+        // SuperSafe with a bounded detour: each leg also asks Direct and, when the full weighting's
+        // detour is over budget, the gentler one (see `DetourBudget`).
+        let bounded = (kind.is_cycling() && req.supersafe).then(|| {
+            let (direct, gentle) = (
+                self.metric(kind.direct(), req.departure),
+                self.metric(kind.gentle(), req.departure),
+            );
+            self.note_use(&direct);
+            self.note_use(&gentle);
+            (direct, gentle)
+        });
+        let budget = bounded
+            .is_some()
+            .then(|| self.model().supersafe_detour.clone());
         let mut legs = Vec::with_capacity(snaps.len() - 1);
         for pair in snaps.windows(2) {
-            match self.with_query(|q| self.leg(q, &metric, &pair[0], &pair[1])) {
+            let leg = self.with_query(|q| {
+                let full = self.leg(q, &metric, &pair[0], &pair[1])?;
+                let (Some((direct, gentle)), Some(budget)) = (&bounded, &budget) else {
+                    return Some(full);
+                };
+                let Some(shortest) = self.leg(q, direct, &pair[0], &pair[1]) else {
+                    return Some(full);
+                };
+                let direct_m = self.leg_length_m(&shortest);
+                if budget.within(self.leg_length_m(&full), direct_m) {
+                    return Some(full);
+                }
+                match self.leg(q, gentle, &pair[0], &pair[1]) {
+                    Some(g) if self.leg_length_m(&g) <= budget.max_ratio * direct_m => Some(g),
+                    _ => Some(shortest),
+                }
+            });
+            match leg {
                 Some(leg) => legs.push(leg),
                 None => return Ok(None),
             }
@@ -462,56 +511,131 @@ impl City {
         }))
     }
 
-    /// One leg between two snapped positions.
-    pub fn leg(
+    /// Metres ridden on a leg.
+    pub fn leg_length_m(&self, leg: &Leg) -> f64 {
+        leg.pieces
+            .iter()
+            .map(|p| self.graph.arc_length_m(p.arc) as f64 * (p.to - p.from))
+            .sum()
+    }
+
+    /// A copy of a metric with new weights for some arcs: the turns at the junctions those arcs
+    /// touch are re-weighted (the turns into an arc carry its weight, and closing an arc can make a
+    /// dead end where a U-turn becomes the way on), then the hierarchy is partially re-customized.
+    fn updated_metric(
         &self,
-        q: &mut CchQuery,
-        metric: &CustomizedMetric,
-        a: &Snap,
-        b: &Snap,
-    ) -> Option<Leg> {
-        let w = &metric.input_weights;
+        old: &CityMetric,
+        model: &WeightingModel,
+        kind: MetricKind,
+        arc_updates: &[(ArcId, Weight)],
+    ) -> CityMetric {
         let g = &self.graph;
-        let (ea, eb) = (a.edge as usize, b.edge as usize);
-        let part =
-            |weight: Weight, frac: f64| -> Weight { (weight as f64 * frac).round() as Weight };
-        q.reset();
-        if a.forward && w[2 * ea] < INF_WEIGHT {
-            q.add_source(g.edge_head[ea], part(w[2 * ea], 1.0 - a.t), &self.cch);
+        let mut arc_weights = old.arc_weights.clone();
+        let mut junctions: Vec<NodeId> = Vec::with_capacity(2 * arc_updates.len());
+        for &(a, w) in arc_updates {
+            arc_weights[a as usize] = w;
+            junctions.push(g.arc_tail(a));
+            junctions.push(g.arc_head(a));
         }
-        if a.backward && w[2 * ea + 1] < INF_WEIGHT {
-            q.add_source(g.edge_tail[ea], part(w[2 * ea + 1], a.t), &self.cch);
-        }
-        if w[2 * eb] < INF_WEIGHT {
-            q.add_target(g.edge_tail[eb], part(w[2 * eb], b.t), &self.cch);
-        }
-        if w[2 * eb + 1] < INF_WEIGHT {
-            q.add_target(g.edge_head[eb], part(w[2 * eb + 1], 1.0 - b.t), &self.cch);
-        }
-        q.run(&self.cch, metric);
-        let mut best = q.distance();
-        let mut direct: Option<ArcPiece> = None;
-        if ea == eb {
-            if a.t <= b.t && a.forward && w[2 * ea] < INF_WEIGHT {
-                let d = part(w[2 * ea], b.t - a.t);
-                if d <= best {
-                    best = d;
-                    direct = Some(ArcPiece {
-                        arc: 2 * ea as u32,
-                        from: a.t,
-                        to: b.t,
-                    });
+        junctions.sort_unstable();
+        junctions.dedup();
+        let mut updates: Vec<(ArcId, Weight)> = Vec::new();
+        let mut buf = Vec::new();
+        for &v in &junctions {
+            let r = self.turns.turns_at(v);
+            buf.clear();
+            buf.resize(r.len(), INF_WEIGHT);
+            model.turn_weights_at(g, &self.turns, v, kind, &arc_weights, &mut buf);
+            for (i, t) in r.enumerate() {
+                if old.input_weights[2 * t] != buf[i] {
+                    updates.push((2 * t as ArcId, buf[i]));
                 }
             }
-            if a.t >= b.t && a.backward && w[2 * ea + 1] < INF_WEIGHT {
-                let d = part(w[2 * ea + 1], a.t - b.t);
-                if d <= best {
-                    best = d;
-                    direct = Some(ArcPiece {
-                        arc: 2 * ea as u32 + 1,
-                        from: 1.0 - a.t,
-                        to: 1.0 - b.t,
-                    });
+        }
+        let mut hierarchy = old.hierarchy.clone();
+        self.cch.update(&mut hierarchy, &updates, &self.inputs_of);
+        CityMetric {
+            arc_weights,
+            hierarchy,
+        }
+    }
+
+    /// One leg between two snapped positions, on the turn model: a routing node stands for a whole
+    /// arc travelled, so a source seeds the arcs it starts on with the part still ahead, and a target
+    /// takes back the part of its arc beyond the target point (from a common offset, as weights
+    /// are unsigned).
+    pub fn leg(&self, q: &mut CchQuery, metric: &CityMetric, a: &Snap, b: &Snap) -> Option<Leg> {
+        let aw = &metric.arc_weights;
+        let (ea, eb) = (a.edge, b.edge);
+        let part = |w: Weight, frac: f64| -> Weight {
+            (w as f64 * frac.clamp(0.0, 1.0)).round() as Weight
+        };
+        // (arc, fraction of it behind the point, usable from here)
+        let starts = [
+            (2 * ea, a.t, a.forward),
+            (2 * ea + 1, 1.0 - a.t, a.backward),
+        ];
+        let ends = [(2 * eb, b.t), (2 * eb + 1, 1.0 - b.t)];
+        let usable = |arc: ArcId| aw[arc as usize] < INF_WEIGHT;
+        let offset = ends
+            .iter()
+            .filter(|&&(arc, _)| usable(arc))
+            .map(|&(arc, _)| aw[arc as usize])
+            .max()?;
+        q.reset();
+        for &(arc, f) in &ends {
+            if usable(arc) {
+                let w = aw[arc as usize];
+                let beyond = w - part(w, f);
+                for x in self.turns.nodes_of_arc(arc) {
+                    q.add_target(x, offset - beyond, &self.cch);
+                }
+            }
+        }
+        // (routing node, distance, arc started on, fraction of it behind)
+        let mut seeds: Vec<(u32, Weight, ArcId, f64)> = Vec::with_capacity(8);
+        for &(arc, f, ok) in &starts {
+            if !ok || !usable(arc) {
+                continue;
+            }
+            let ahead = part(aw[arc as usize], 1.0 - f);
+            if ea == eb && ends.iter().any(|&(e, ef)| e == arc && ef < f) {
+                // The target lies behind on this very arc: leave the arc by a turn first.
+                for &t in self.turns.turns_out_of(arc) {
+                    let w = metric.input_weights[2 * t as usize];
+                    if w < INF_WEIGHT {
+                        seeds.push((self.turns.turn_to[t as usize], add(ahead, w), arc, f));
+                    }
+                }
+            } else {
+                seeds.push((arc, ahead, arc, f));
+            }
+        }
+        for s in &seeds {
+            q.add_source(s.0, s.1, &self.cch);
+        }
+        q.run(&self.cch, &metric.hierarchy);
+        let found = q.distance();
+        let mut best = if found < INF_WEIGHT {
+            found.saturating_sub(offset)
+        } else {
+            INF_WEIGHT
+        };
+        let mut direct: Option<ArcPiece> = None;
+        if ea == eb {
+            for &(arc, f, ok) in &starts {
+                for &(e, ef) in &ends {
+                    if ok && e == arc && ef >= f && usable(arc) {
+                        let d = part(aw[arc as usize], ef - f);
+                        if d <= best {
+                            best = d;
+                            direct = Some(ArcPiece {
+                                arc,
+                                from: f,
+                                to: ef,
+                            });
+                        }
+                    }
                 }
             }
         }
@@ -525,39 +649,44 @@ impl City {
             return None;
         }
         let (src, tgt) = q.endpoints(&self.cch)?;
-        let mut pieces = Vec::new();
-        if src == g.edge_head[ea] && a.forward && w[2 * ea] < INF_WEIGHT {
+        // The seed the search used at the path's first node: the cheapest one there.
+        let &(_, _, first_arc, first_from) =
+            seeds.iter().filter(|s| s.0 == src).min_by_key(|s| s.1)?;
+        let end_fraction = |arc: ArcId| {
+            ends.iter()
+                .find(|&&(e, _)| e == arc)
+                .map_or(1.0, |&(_, f)| f)
+        };
+        let path = q.arc_path(&self.cch, &metric.hierarchy);
+        let mut pieces = Vec::with_capacity(path.len() + 2);
+        let node_arc = &self.turns.node_arc;
+        if src == first_arc && path.is_empty() {
+            // Started and ended on the same arc (a rounding away from the direct case above).
             pieces.push(ArcPiece {
-                arc: 2 * ea as u32,
-                from: a.t,
-                to: 1.0,
+                arc: first_arc,
+                from: first_from,
+                to: end_fraction(first_arc),
             });
         } else {
             pieces.push(ArcPiece {
-                arc: 2 * ea as u32 + 1,
-                from: 1.0 - a.t,
+                arc: first_arc,
+                from: first_from,
                 to: 1.0,
             });
-        }
-        for arc in q.arc_path(&self.cch, metric) {
-            pieces.push(ArcPiece {
-                arc,
-                from: 0.0,
-                to: 1.0,
-            });
-        }
-        if tgt == g.edge_tail[eb] && w[2 * eb] < INF_WEIGHT {
-            pieces.push(ArcPiece {
-                arc: 2 * eb as u32,
-                from: 0.0,
-                to: b.t,
-            });
-        } else {
-            pieces.push(ArcPiece {
-                arc: 2 * eb as u32 + 1,
-                from: 0.0,
-                to: 1.0 - b.t,
-            });
+            let nodes = std::iter::once(src)
+                .filter(|&x| x != first_arc)
+                .chain(path.iter().map(|&i| self.turns.turn_to[(i >> 1) as usize]));
+            let mut nodes = nodes.peekable();
+            while let Some(x) = nodes.next() {
+                let arc = node_arc[x as usize];
+                let to = if nodes.peek().is_none() {
+                    debug_assert_eq!(x, tgt);
+                    end_fraction(arc)
+                } else {
+                    1.0
+                };
+                pieces.push(ArcPiece { arc, from: 0.0, to });
+            }
         }
         pieces.retain(|p| p.to > p.from);
         Some(Leg {
@@ -578,7 +707,7 @@ impl City {
         max_seconds: f64,
     ) -> Vec<(usize, Weight)> {
         let metric = self.metric(kind, departure);
-        let w = &metric.input_weights;
+        let w = &metric.arc_weights;
         let Some(src) = self.snap(from[0], from[1], kind, &metric, None) else {
             return vec![];
         };
@@ -661,6 +790,7 @@ impl City {
         let metrics: usize = st.base.iter().map(|m| m.memory_bytes()).sum::<usize>()
             + st.cache.values().map(|m| m.memory_bytes()).sum::<usize>();
         graph
+            + self.turns.memory_bytes()
             + self.cch.memory_bytes()
             + self.snap_index.memory_bytes()
             + metrics
@@ -739,20 +869,25 @@ fn changed_weight(
 
 fn customize_all(
     g: &CityGraph,
+    turns: &TurnGraph,
     cch: &Cch,
     model: &WeightingModel,
     changes: &HashMap<ArcId, ArcChange>,
-) -> Vec<Arc<CustomizedMetric>> {
+) -> Vec<Arc<CityMetric>> {
     use rayon::prelude::*;
     MetricKind::ALL
         .par_iter()
         .map(|&kind| {
-            let weights: Vec<Weight> = (0..g.arc_count() as ArcId)
+            let arc_weights: Vec<Weight> = (0..g.arc_count() as ArcId)
                 .map(|a| changed_weight(g, model, kind, a, changes.get(&a)))
                 .collect();
-            let m = cch.customize(&weights);
-            m.prepare_queries(cch);
-            Arc::new(m)
+            let turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
+            let hierarchy = cch.customize(&turn_weights);
+            hierarchy.prepare_queries(cch);
+            Arc::new(CityMetric {
+                arc_weights,
+                hierarchy,
+            })
         })
         .collect()
 }

@@ -16,7 +16,9 @@ use std::io::Write;
 use std::path::Path;
 
 pub const MAGIC: &[u8; 8] = b"QWAYGRPH";
-pub const FORMAT_VERSION: u32 = 1;
+/// 2: turn restrictions stored as arc sequences (no node copies); the order ranks the turn model's
+/// routing nodes.
+pub const FORMAT_VERSION: u32 = 2;
 const NAME_LEN: usize = 24;
 const HEADER_LEN: usize = 24;
 const ENTRY_LEN: usize = NAME_LEN + 4 + 4 + 8 + 8;
@@ -76,6 +78,9 @@ macro_rules! array_sections {
         $m!(string_first, u32);
         $m!(string_bytes, u8);
         $m!(parking, BikeParking);
+        $m!(restriction_first, u32);
+        $m!(restriction_arcs, u32);
+        $m!(restriction_only, u8);
         $m!(order, u32);
     };
 }

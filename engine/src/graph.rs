@@ -105,8 +105,6 @@ impl ArcAttrs {
     const CONTRAFLOW: u16 = 1 << 6;
     /// A stop sign or give-way at the head node applies to traffic on this arc.
     const HEAD_CONTROL: u16 = 1 << 7;
-    /// The arc was created for a turn restriction (a clone's incoming or outgoing arc).
-    const RESTRICTION_CLONE: u16 = 1 << 8;
 
     pub fn new(class: SafetyClass, bike: BikeAccess, foot: bool) -> Self {
         let mut v = class as u16 | ((bike as u16) << Self::BIKE_SHIFT);
@@ -134,9 +132,6 @@ impl ArcAttrs {
     pub fn head_control(self) -> bool {
         self.0 & Self::HEAD_CONTROL != 0
     }
-    pub fn restriction_clone(self) -> bool {
-        self.0 & Self::RESTRICTION_CLONE != 0
-    }
     pub fn with_bike(self, bike: BikeAccess) -> Self {
         ArcAttrs((self.0 & !(0b11 << Self::BIKE_SHIFT)) | ((bike as u16) << Self::BIKE_SHIFT))
     }
@@ -152,9 +147,6 @@ impl ArcAttrs {
     }
     pub fn with_head_control(self, on: bool) -> Self {
         self.set(Self::HEAD_CONTROL, on)
-    }
-    pub fn with_restriction_clone(self, on: bool) -> Self {
-        self.set(Self::RESTRICTION_CLONE, on)
     }
     fn set(self, bit: u16, on: bool) -> Self {
         ArcAttrs(if on { self.0 | bit } else { self.0 & !bit })
@@ -290,7 +282,15 @@ pub struct CityGraph {
     pub string_first: Vec<u32>,
     pub string_bytes: Vec<u8>,
     pub parking: Vec<BikeParking>,
-    /// A nested-dissection order of the nodes (rank → node), metric independent; empty if not computed.
+    /// Turn restrictions for bicycles (see `turns::TurnRestriction`): restriction `r` is the arc
+    /// sequence `restriction_arcs[restriction_first[r]..restriction_first[r + 1]]` (from, via…, to);
+    /// `restriction_only[r]` is 1 for an `only_*` restriction. `restriction_first` is empty or has
+    /// `restrictions + 1` entries.
+    pub restriction_first: Vec<u32>,
+    pub restriction_arcs: Vec<ArcId>,
+    pub restriction_only: Vec<u8>,
+    /// A nested-dissection order of the turn model's routing nodes (rank → routing node, see
+    /// `turns`), metric independent; empty if not computed.
     pub order: Vec<NodeId>,
 }
 
@@ -491,14 +491,31 @@ impl CityGraph {
         {
             return Err("route sets are inconsistent".into());
         }
+        let restrictions = self.restriction_only.len();
+        if (self.restriction_first.is_empty() && restrictions > 0)
+            || (!self.restriction_first.is_empty()
+                && (self.restriction_first.len() != restrictions + 1
+                    || self.restriction_first[0] != 0
+                    || self.restriction_first.windows(2).any(|p| p[0] > p[1])
+                    || self.restriction_first[restrictions] as usize
+                        != self.restriction_arcs.len()))
+            || self
+                .restriction_arcs
+                .iter()
+                .any(|&a| a as usize >= self.arc_count())
+        {
+            return Err("turn restrictions are inconsistent".into());
+        }
         if !self.order.is_empty() {
-            if self.order.len() != n {
-                return Err("node order has the wrong length".into());
+            // Ranks the turn model's routing nodes: every arc, then copies made for restrictions.
+            let m = self.order.len();
+            if m < self.arc_count() {
+                return Err("routing node order has the wrong length".into());
             }
-            let mut seen = vec![false; n];
+            let mut seen = vec![false; m];
             for &v in &self.order {
-                if v as usize >= n || std::mem::replace(&mut seen[v as usize], true) {
-                    return Err("node order is not a permutation".into());
+                if v as usize >= m || std::mem::replace(&mut seen[v as usize], true) {
+                    return Err("routing node order is not a permutation".into());
                 }
             }
         }

@@ -14,6 +14,7 @@ pub mod metric;
 pub mod order;
 pub mod query;
 pub mod snap;
+pub mod turns;
 
 /// The engine's version, as built (the crate version).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,8 +1,9 @@
 //! The weighting model: per-city data (JSON) that turns arc attributes into weights for each of the
 //! engine's metrics. Changing it is a re-customization, never a rebuild.
 
-use crate::cch::{INF_WEIGHT, Weight};
-use crate::graph::{ArcId, BikeAccess, CityGraph, SafetyClass, way_flags};
+use crate::cch::{INF_WEIGHT, Weight, add};
+use crate::graph::{ArcId, BikeAccess, CityGraph, NodeId, SafetyClass, TrafficControl, way_flags};
+use crate::turns::{TurnGraph, turn_flags};
 use serde::{Deserialize, Serialize};
 
 /// Weights are tenths of a (penalised) second.
@@ -15,15 +16,21 @@ pub enum MetricKind {
     DirectDay = 2,
     DirectNight = 3,
     Walking = 4,
+    /// SuperSafe's gentler weighting, ridden when the full one's detour is over budget
+    /// (`DetourBudget`).
+    SuperSafeGentleDay = 5,
+    SuperSafeGentleNight = 6,
 }
 
 impl MetricKind {
-    pub const ALL: [MetricKind; 5] = [
+    pub const ALL: [MetricKind; 7] = [
         MetricKind::SuperSafeDay,
         MetricKind::SuperSafeNight,
         MetricKind::DirectDay,
         MetricKind::DirectNight,
         MetricKind::Walking,
+        MetricKind::SuperSafeGentleDay,
+        MetricKind::SuperSafeGentleNight,
     ];
     pub fn cycling(supersafe: bool, night: bool) -> MetricKind {
         match (supersafe, night) {
@@ -36,6 +43,24 @@ impl MetricKind {
     pub fn is_cycling(self) -> bool {
         self != MetricKind::Walking
     }
+    pub fn is_night(self) -> bool {
+        matches!(
+            self,
+            MetricKind::SuperSafeNight | MetricKind::DirectNight | MetricKind::SuperSafeGentleNight
+        )
+    }
+    /// The gentler SuperSafe weighting of the same time of day.
+    pub fn gentle(self) -> MetricKind {
+        if self.is_night() {
+            MetricKind::SuperSafeGentleNight
+        } else {
+            MetricKind::SuperSafeGentleDay
+        }
+    }
+    /// Direct of the same time of day.
+    pub fn direct(self) -> MetricKind {
+        MetricKind::cycling(false, self.is_night())
+    }
     pub fn name(self) -> &'static str {
         match self {
             MetricKind::SuperSafeDay => "supersafe_day",
@@ -43,6 +68,8 @@ impl MetricKind {
             MetricKind::DirectDay => "direct_day",
             MetricKind::DirectNight => "direct_night",
             MetricKind::Walking => "walking",
+            MetricKind::SuperSafeGentleDay => "supersafe_gentle_day",
+            MetricKind::SuperSafeGentleNight => "supersafe_gentle_night",
         }
     }
 }
@@ -70,6 +97,47 @@ impl ClassFactors {
     }
 }
 
+/// Turn costs of a cycling metric, in seconds (see docs/safety-rules.md for the reason of each).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TurnCosts {
+    /// Turns within this many degrees of straight on cost nothing.
+    pub straight_degrees: f64,
+    /// A turn to the kerb side (right where traffic keeps right, left in London).
+    pub near_side_seconds: f64,
+    /// A turn across the oncoming lanes.
+    pub far_side_seconds: f64,
+    /// A turn sharper than 150° onto another road.
+    pub sharp_seconds: f64,
+    /// Turning back at a dead end (elsewhere a U-turn is never taken).
+    pub u_turn_seconds: f64,
+    /// Passing a junction with traffic signals (the average wait).
+    pub signal_seconds: f64,
+    /// A stop sign or give-way that applies to the arc arriving.
+    pub stop_seconds: f64,
+    /// Crossing a road of this class (straight across, or a far-side turn) at a junction without
+    /// signals.
+    pub cross_moderate_seconds: f64,
+    pub cross_busy_seconds: f64,
+    pub cross_very_busy_seconds: f64,
+}
+
+impl Default for TurnCosts {
+    fn default() -> Self {
+        TurnCosts {
+            straight_degrees: 35.0,
+            near_side_seconds: 2.0,
+            far_side_seconds: 5.0,
+            sharp_seconds: 8.0,
+            u_turn_seconds: 15.0,
+            signal_seconds: 8.0,
+            stop_seconds: 3.0,
+            cross_moderate_seconds: 0.0,
+            cross_busy_seconds: 3.0,
+            cross_very_busy_seconds: 6.0,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CyclingWeights {
     pub class_factor: ClassFactors,
@@ -79,6 +147,40 @@ pub struct CyclingWeights {
     pub contraflow_factor: f64,
     pub climb_seconds_per_metre: f64,
     pub unlit_factor_at_night: f64,
+    #[serde(default)]
+    pub turns: TurnCosts,
+}
+
+/// SuperSafe with a bounded detour: the spec's busy roads are "used only when it meaningfully
+/// shortens the route" and very busy ones "avoided unless no way around". A leg rides the full
+/// SuperSafe weighting when its length is within the budget over Direct's, else the gentler one
+/// (each class factor and crossing cost `gentle_share` of the way from 1 and 0), else, when even that is
+/// more than `max_ratio` times Direct's length, Direct's own route.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct DetourBudget {
+    pub gentle_share: f64,
+    /// Within budget: at most `ratio` × Direct's length, or Direct's length plus `extra_m`.
+    pub ratio: f64,
+    pub extra_m: f64,
+    pub max_ratio: f64,
+}
+
+impl Default for DetourBudget {
+    fn default() -> Self {
+        DetourBudget {
+            gentle_share: 0.3,
+            ratio: 1.3,
+            extra_m: 200.0,
+            max_ratio: 2.0,
+        }
+    }
+}
+
+impl DetourBudget {
+    /// Whether a leg of `len` metres is within budget over Direct's `direct` metres.
+    pub fn within(&self, len: f64, direct: f64) -> bool {
+        len <= (direct * self.ratio).max(direct + self.extra_m)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -102,6 +204,8 @@ pub struct WeightingModel {
     pub direct: CyclingWeights,
     pub walking: WalkingWeights,
     pub avoid: AvoidWeights,
+    #[serde(default)]
+    pub supersafe_detour: DetourBudget,
 }
 
 pub const DEFAULT_MODEL_JSON: &str = include_str!("../weighting.json");
@@ -148,6 +252,23 @@ impl WeightingModel {
             ] {
                 positive(&format!("{n}.{k}"), v)?;
             }
+            let t = &w.turns;
+            for (k, v) in [
+                ("straight_degrees", t.straight_degrees),
+                ("near_side_seconds", t.near_side_seconds),
+                ("far_side_seconds", t.far_side_seconds),
+                ("sharp_seconds", t.sharp_seconds),
+                ("u_turn_seconds", t.u_turn_seconds),
+                ("signal_seconds", t.signal_seconds),
+                ("stop_seconds", t.stop_seconds),
+                ("cross_moderate_seconds", t.cross_moderate_seconds),
+                ("cross_busy_seconds", t.cross_busy_seconds),
+                ("cross_very_busy_seconds", t.cross_very_busy_seconds),
+            ] {
+                if !v.is_finite() || v < 0.0 {
+                    return Err(format!("weighting model: {n}.turns.{k} must be ≥ 0"));
+                }
+            }
             if w.climb_seconds_per_metre.is_nan() || w.climb_seconds_per_metre < 0.0 {
                 return Err(format!(
                     "weighting model: {n}.climb_seconds_per_metre must be ≥ 0"
@@ -155,6 +276,18 @@ impl WeightingModel {
             }
         }
         positive("walking.steps_factor", self.walking.steps_factor)?;
+        let d = &self.supersafe_detour;
+        if !(0.0..=1.0).contains(&d.gentle_share) {
+            return Err(
+                "weighting model: supersafe_detour.gentle_share must be within 0..1".into(),
+            );
+        }
+        if !(d.ratio >= 1.0 && d.max_ratio >= d.ratio && d.extra_m >= 0.0) {
+            return Err(
+                "weighting model: supersafe_detour needs ratio ≥ 1, max_ratio ≥ ratio and extra_m ≥ 0"
+                    .into(),
+            );
+        }
         positive("avoid.factor", self.avoid.factor)?;
         Ok(())
     }
@@ -178,7 +311,7 @@ impl WeightingModel {
         let attrs = g.arc_attrs[arc as usize];
         let flags = g.way_flags[g.arc_way(arc) as usize];
         let seconds = if kind == MetricKind::Walking {
-            if !attrs.foot() || attrs.restriction_clone() {
+            if !attrs.foot() {
                 return INF_WEIGHT;
             }
             let mut s = self.duration_s(g, arc, false, false);
@@ -190,10 +323,7 @@ impl WeightingModel {
             if attrs.bike() == BikeAccess::No {
                 return INF_WEIGHT;
             }
-            let w = match kind {
-                MetricKind::SuperSafeDay | MetricKind::SuperSafeNight => &self.supersafe,
-                _ => &self.direct,
-            };
+            let w = self.cycling_weights(kind);
             let mut s = self.duration_s(g, arc, true, false);
             s *= w.class_factor.get(attrs.safety_class());
             if attrs.bike() == BikeAccess::Push {
@@ -208,14 +338,191 @@ impl WeightingModel {
             if attrs.contraflow() {
                 s *= w.contraflow_factor;
             }
-            if matches!(kind, MetricKind::SuperSafeNight | MetricKind::DirectNight)
-                && flags & way_flags::LIT == 0
-            {
+            if kind.is_night() && flags & way_flags::LIT == 0 {
                 s *= w.unlit_factor_at_night;
             }
             s + w.climb_seconds_per_metre * g.arc_climb_m(arc) as f64
         };
         ((seconds * WEIGHT_PER_SECOND).round() as Weight).clamp(1, INF_WEIGHT - 1)
+    }
+
+    fn cycling_weights(&self, kind: MetricKind) -> std::borrow::Cow<'_, CyclingWeights> {
+        use std::borrow::Cow;
+        match kind {
+            MetricKind::SuperSafeDay | MetricKind::SuperSafeNight => Cow::Borrowed(&self.supersafe),
+            MetricKind::SuperSafeGentleDay | MetricKind::SuperSafeGentleNight => {
+                Cow::Owned(self.gentle_supersafe())
+            }
+            _ => Cow::Borrowed(&self.direct),
+        }
+    }
+
+    /// SuperSafe's gentler weighting: class factors and crossing costs `gentle_share` of the way
+    /// from neutral (factor 1, no cost) to SuperSafe's.
+    pub fn gentle_supersafe(&self) -> CyclingWeights {
+        let k = self.supersafe_detour.gentle_share;
+        let f = |x: f64| 1.0 + (x - 1.0) * k;
+        let mut w = self.supersafe.clone();
+        let c = &mut w.class_factor;
+        for x in [
+            &mut c.cycleway,
+            &mut c.quiet,
+            &mut c.shared,
+            &mut c.moderate,
+            &mut c.busy,
+            &mut c.very_busy,
+        ] {
+            *x = f(*x);
+        }
+        let t = &mut w.turns;
+        for x in [
+            &mut t.cross_moderate_seconds,
+            &mut t.cross_busy_seconds,
+            &mut t.cross_very_busy_seconds,
+        ] {
+            *x *= k;
+        }
+        w
+    }
+
+    /// Weights of the turns at one junction (`out[i]` for turn `turns.turns_at(v).start + i`): the
+    /// weight of the arc entered plus the turn's cost; INF where the arc is closed to the profile,
+    /// a restriction forbids the turn (cycling), or it is a U-turn and the arc arriving offers any
+    /// other way on.
+    pub fn turn_weights_at(
+        &self,
+        g: &CityGraph,
+        turns: &TurnGraph,
+        v: NodeId,
+        kind: MetricKind,
+        arc_w: &[Weight],
+        out: &mut [Weight],
+    ) {
+        let range = turns.turns_at(v);
+        let start = range.start;
+        if range.is_empty() {
+            return;
+        }
+        let cycling = kind.is_cycling();
+        let weights = self.cycling_weights(kind);
+        let costs = &weights.turns;
+        let secs = |s: f64| (s * WEIGHT_PER_SECOND).round() as Weight;
+        let signals = g.node_control[v as usize] == TrafficControl::Signals as u8;
+        let keep_left = g.city.as_ref().is_some_and(|c| c.drives_on_left);
+        // The arcs leaving v: the targets of the first arriving node's turns.
+        let first_from = turns.turn_from[start];
+        let leaving: Vec<ArcId> = range
+            .clone()
+            .take_while(|&t| turns.turn_from[t] == first_from)
+            .map(|t| turns.node_arc[turns.turn_to[t] as usize])
+            .collect();
+        let edge_class = |b: ArcId| {
+            g.arc_attrs[b as usize]
+                .safety_class()
+                .max(g.arc_attrs[(b ^ 1) as usize].safety_class())
+        };
+        let mut i = start;
+        while i < range.end {
+            let x = turns.turn_from[i];
+            let mut j = i;
+            while j < range.end && turns.turn_from[j] == x {
+                j += 1;
+            }
+            let a = turns.node_arc[x as usize];
+            let mut any_way_on = false;
+            for t in i..j {
+                let flags = turns.turn_flags[t];
+                let b = turns.node_arc[turns.turn_to[t] as usize];
+                let wb = arc_w[b as usize];
+                out[t - start] = if wb >= INF_WEIGHT
+                    || (cycling && flags & turn_flags::NO_BIKE != 0)
+                    || flags & turn_flags::U_TURN != 0
+                {
+                    INF_WEIGHT
+                } else {
+                    any_way_on = true;
+                    if !cycling {
+                        wb
+                    } else {
+                        let mut c = 0.0;
+                        let angle = crate::turns::turn_angle(g, a, b) as f64;
+                        let straight = angle.abs() <= costs.straight_degrees;
+                        let near_side = if keep_left { angle < 0.0 } else { angle > 0.0 };
+                        if !straight {
+                            c += if angle.abs() > 150.0 {
+                                costs.sharp_seconds
+                            } else if near_side {
+                                costs.near_side_seconds
+                            } else {
+                                costs.far_side_seconds
+                            };
+                        }
+                        if signals {
+                            c += costs.signal_seconds;
+                        } else if straight || !near_side {
+                            // Crossing the other roads at the junction with no signal to help.
+                            let crossed = leaving
+                                .iter()
+                                .filter(|&&o| o >> 1 != a >> 1 && o >> 1 != b >> 1)
+                                .map(|&o| edge_class(o))
+                                .max();
+                            c += match crossed {
+                                Some(SafetyClass::VeryBusy) => costs.cross_very_busy_seconds,
+                                Some(SafetyClass::Busy) => costs.cross_busy_seconds,
+                                Some(SafetyClass::Moderate) => costs.cross_moderate_seconds,
+                                _ => 0.0,
+                            };
+                        }
+                        if g.arc_attrs[a as usize].head_control() {
+                            c += costs.stop_seconds;
+                        }
+                        add(wb, secs(c))
+                    }
+                };
+            }
+            if !any_way_on {
+                // A dead end for this profile: turning back is the way on.
+                for t in i..j {
+                    let flags = turns.turn_flags[t];
+                    let b = turns.node_arc[turns.turn_to[t] as usize];
+                    if flags & turn_flags::U_TURN != 0
+                        && arc_w[b as usize] < INF_WEIGHT
+                        && !(cycling && flags & turn_flags::NO_BIKE != 0)
+                    {
+                        let c = if cycling {
+                            secs(costs.u_turn_seconds)
+                        } else {
+                            0
+                        };
+                        out[t - start] = add(arc_w[b as usize], c);
+                    }
+                }
+            }
+            i = j;
+        }
+    }
+
+    /// The CCH input weights of every turn for one metric (input arc `2t` is turn `t`; `2t + 1`, its
+    /// reverse, does not exist).
+    pub fn turn_input_weights(
+        &self,
+        g: &CityGraph,
+        turns: &TurnGraph,
+        kind: MetricKind,
+        arc_w: &[Weight],
+    ) -> Vec<Weight> {
+        let mut w = vec![INF_WEIGHT; 2 * turns.turn_count()];
+        let mut buf = Vec::new();
+        for v in 0..g.node_count() as NodeId {
+            let r = turns.turns_at(v);
+            buf.clear();
+            buf.resize(r.len(), INF_WEIGHT);
+            self.turn_weights_at(g, turns, v, kind, arc_w, &mut buf);
+            for (i, t) in r.enumerate() {
+                w[2 * t] = buf[i];
+            }
+        }
+        w
     }
 
     /// Weights of every arc for one metric.

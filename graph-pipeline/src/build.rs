@@ -8,9 +8,10 @@ use crate::progress::Progress;
 use crate::rules::{self, WayProfile};
 use quietway_engine::geo::{LonLat, bearing_deg, haversine_m, multipolygon_contains};
 use quietway_engine::graph::{
-    ArcAttrs, BikeAccess, BikeParking, CityGraph, CityInfo, CoverageArea, NodeId, SafetyClass,
-    StringTableBuilder, TrafficControl, from_fixed, way_flags,
+    BikeAccess, BikeParking, CityGraph, CityInfo, CoverageArea, NodeId, StringTableBuilder,
+    TrafficControl, from_fixed, way_flags,
 };
+use quietway_engine::turns::TurnRestriction;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -71,47 +72,61 @@ fn control_of(tags: &Tags) -> (TrafficControl, Option<bool>) {
     (control, dir)
 }
 
+/// A turn restriction that binds bicycles, as tagged.
 struct Restriction {
-    from_way: i64,
-    via_node: i64,
-    to_way: i64,
+    from_ways: Vec<i64>,
+    /// A via node, or the via ways in order.
+    via_node: Option<i64>,
+    via_ways: Vec<i64>,
+    to_ways: Vec<i64>,
     only: bool,
     /// The turn the restriction names (`left`, `right`, `straight_on`, `u`), to pick the right
     /// arc when the to-way passes through the via node.
     turn: String,
 }
 
-/// Parses a turn restriction that binds bicycles; `Err(())` when it is one we cannot apply (via a way).
+/// Parses a turn restriction that binds bicycles (`restriction:bicycle` wins over `restriction`; an
+/// `except` listing bicycle exempts them); `Err(())` when its members do not make a restriction.
 fn parse_restriction(r: &RawRelation) -> Option<Result<Restriction, ()>> {
-    let value = tag(&r.tags, "restriction:bicycle").or_else(|| tag(&r.tags, "restriction"))?;
-    if tag(&r.tags, "except").is_some_and(|e| e.split(';').any(|x| x.trim() == "bicycle")) {
-        return None;
-    }
+    let value = tag(&r.tags, "restriction:bicycle").or_else(|| {
+        if tag(&r.tags, "except").is_some_and(|e| e.split(';').any(|x| x.trim() == "bicycle")) {
+            return None;
+        }
+        tag(&r.tags, "restriction")
+    })?;
     let only = value.starts_with("only_");
     if !only && !value.starts_with("no_") {
         return None;
     }
-    let find = |role: &str, kind: MemberKind| {
+    let members = |role: &str, kind: MemberKind| -> Vec<i64> {
         r.members
             .iter()
-            .find(|(k, _, ro)| ro == role && *k == kind)
+            .filter(|(k, _, ro)| ro == role && *k == kind)
             .map(|(_, id, _)| *id)
+            .collect()
     };
-    let from = find("from", MemberKind::Way)?;
-    let to = find("to", MemberKind::Way)?;
-    match find("via", MemberKind::Node) {
-        Some(via) => Some(Ok(Restriction {
-            from_way: from,
-            via_node: via,
-            to_way: to,
-            only,
-            turn: value
-                .trim_start_matches("only_")
-                .trim_start_matches("no_")
-                .replace("_turn", ""),
-        })),
-        None => Some(Err(())),
+    let from_ways = members("from", MemberKind::Way);
+    let to_ways = members("to", MemberKind::Way);
+    let via_nodes = members("via", MemberKind::Node);
+    let via_ways = members("via", MemberKind::Way);
+    let well_formed = !from_ways.is_empty()
+        && !to_ways.is_empty()
+        && ((via_nodes.len() == 1 && via_ways.is_empty())
+            || (via_nodes.is_empty() && !via_ways.is_empty()));
+    if !well_formed {
+        return Some(Err(()));
     }
+    Some(Ok(Restriction {
+        from_ways,
+        via_node: via_nodes.first().copied(),
+        via_ways,
+        to_ways,
+        only,
+        turn: value
+            .trim_start_matches("only_")
+            .trim_start_matches("no_")
+            .replace("_turn", ""),
+    }))
 }
 
 fn route_name(r: &RawRelation) -> String {
@@ -422,7 +437,7 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         }
     }
 
-    // Turn restrictions for bicycles, by node splitting.
+    // Turn restrictions for bicycles, as arc sequences for the turn model.
     progress.phase("applying turn restrictions", 0);
     let osm_to_graph = |osm_id: i64| {
         node_index
@@ -430,12 +445,14 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
             .map(|&k| graph_id[k])
             .filter(|&v| v != u32::MAX)
     };
-    report.restrictions_applied = apply_restrictions(
-        &mut g,
+    let mut turn_restrictions = Vec::new();
+    report.restrictions_applied = compile_restrictions(
+        &g,
         &restrictions,
         &way_index_of,
         osm_to_graph,
         &mut report.restrictions_ignored,
+        &mut turn_restrictions,
     );
 
     // Drop small islands.
@@ -443,7 +460,7 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
     let (kept, dropped_components, dropped_nodes) = keep_components(&g, input.min_component_nodes);
     report.dropped_components = dropped_components;
     report.dropped_nodes = dropped_nodes;
-    g = compact(g, &kept);
+    g = compact(g, &kept, &turn_restrictions);
 
     // Bicycle parking.
     for n in &raw_nodes {
@@ -554,144 +571,131 @@ fn parking_of(osm_id: i64, lon: i32, lat: i32, tags: &Tags, is_way: bool) -> Bik
     }
 }
 
-/// At one via node, for one incoming arc: the forbidden outgoing arcs (`no_*`) and, when an
-/// `only_*` restriction applies, the only permitted ones.
-type TurnRule = (BTreeSet<u32>, Option<BTreeSet<u32>>);
-
-/// Applies via-node restrictions by cloning the via node once per restricted incoming arc: the clone
-/// is entered only from that arc and leaves only by the permitted arcs. Walking keeps the original.
-fn apply_restrictions(
-    g: &mut CityGraph,
+/// Compiles the restrictions into arc sequences for the engine's turn model
+/// (`quietway_engine::turns`): one per from-arc and to-arc a restriction names, with the via way's
+/// arcs between them for a via-way restriction. Returns how many restrictions were applied.
+fn compile_restrictions(
+    g: &CityGraph,
     restrictions: &[Restriction],
     way_index_of: &HashMap<i64, u32>,
     osm_to_graph: impl Fn(i64) -> Option<NodeId>,
     ignored: &mut usize,
+    out: &mut Vec<TurnRestriction>,
 ) -> usize {
-    // Incidence lists of the original graph.
     let n = g.node_count();
     let mut out_arcs: Vec<Vec<u32>> = vec![Vec::new(); n];
     for e in 0..g.edge_count() {
         out_arcs[g.edge_tail[e] as usize].push(2 * e as u32);
         out_arcs[g.edge_head[e] as usize].push(2 * e as u32 + 1);
     }
-    // Group by (via, incoming arc): forbidden outgoing arcs.
-    let mut groups: std::collections::BTreeMap<(NodeId, u32), TurnRule> = Default::default();
+    let rides = |a: u32| g.arc_attrs[a as usize].bike() != BikeAccess::No;
+    let ways_of = |ids: &[i64]| -> Option<Vec<u32>> {
+        ids.iter().map(|id| way_index_of.get(id).copied()).collect()
+    };
     let mut applied = 0;
     for r in restrictions {
-        let (Some(&fw), Some(&tw), Some(v)) = (
-            way_index_of.get(&r.from_way),
-            way_index_of.get(&r.to_way),
-            osm_to_graph(r.via_node),
+        let (Some(from_ways), Some(to_ways), Some(via_ways)) = (
+            ways_of(&r.from_ways),
+            ways_of(&r.to_ways),
+            ways_of(&r.via_ways),
         ) else {
-            *ignored += 1; // outside the extract or not routable
+            *ignored += 1; // a member outside the extract or not routable
             continue;
         };
-        let in_arcs: Vec<u32> = out_arcs[v as usize]
-            .iter()
-            .map(|&a| a ^ 1)
-            .filter(|&a| g.arc_way(a) == fw && g.arc_attrs[a as usize].bike() != BikeAccess::No)
-            .collect();
-        let to_arcs: Vec<u32> = out_arcs[v as usize]
-            .iter()
-            .copied()
-            .filter(|&a| g.arc_way(a) == tw)
-            .collect();
-        if in_arcs.is_empty() || to_arcs.is_empty() {
-            *ignored += 1;
-            continue;
-        }
-        applied += 1;
-        for a in in_arcs {
-            let targets = pick_turn_arcs(g, a, &to_arcs, &r.turn);
-            let entry = groups.entry((v, a)).or_default();
-            if r.only {
-                entry.1.get_or_insert_with(BTreeSet::new).extend(targets);
-            } else {
-                entry.0.extend(targets);
+        let before = out.len();
+        match r.via_node {
+            Some(via) => {
+                let Some(v) = osm_to_graph(via) else {
+                    *ignored += 1;
+                    continue;
+                };
+                let to_arcs: Vec<u32> = out_arcs[v as usize]
+                    .iter()
+                    .copied()
+                    .filter(|&a| to_ways.contains(&g.arc_way(a)))
+                    .collect();
+                for &a in out_arcs[v as usize]
+                    .iter()
+                    .map(|a| a ^ 1)
+                    .collect::<Vec<_>>()
+                    .iter()
+                {
+                    if !from_ways.contains(&g.arc_way(a)) || !rides(a) {
+                        continue;
+                    }
+                    for t in pick_turn_arcs(g, a, &to_arcs, &r.turn) {
+                        out.push(TurnRestriction {
+                            arcs: vec![a, t],
+                            only: r.only,
+                        });
+                    }
+                }
+            }
+            None => {
+                // Via ways: from every arc of a from-way that arrives on the via ways, the shortest
+                // run along the via ways to a junction where a to-way leaves.
+                let on_via = |a: u32| via_ways.contains(&g.arc_way(a));
+                for e in 0..g.edge_count() {
+                    for a in [2 * e as u32, 2 * e as u32 + 1] {
+                        if !from_ways.contains(&g.arc_way(a)) || !rides(a) {
+                            continue;
+                        }
+                        let start = g.arc_head(a);
+                        if !out_arcs[start as usize].iter().any(|&b| on_via(b)) {
+                            continue;
+                        }
+                        // Breadth-first along the via ways.
+                        let mut prev: HashMap<NodeId, u32> = HashMap::new();
+                        let mut queue = std::collections::VecDeque::from([start]);
+                        let mut seen: HashSet<NodeId> = HashSet::from([start]);
+                        let mut ends: Vec<NodeId> = Vec::new();
+                        while let Some(x) = queue.pop_front() {
+                            if x != start
+                                && out_arcs[x as usize]
+                                    .iter()
+                                    .any(|&b| to_ways.contains(&g.arc_way(b)) && !on_via(b))
+                            {
+                                ends.push(x);
+                                continue;
+                            }
+                            for &b in &out_arcs[x as usize] {
+                                let y = g.arc_head(b);
+                                if on_via(b) && rides(b) && seen.insert(y) {
+                                    prev.insert(y, b);
+                                    queue.push_back(y);
+                                }
+                            }
+                        }
+                        for end in ends {
+                            let mut via_arcs = Vec::new();
+                            let mut x = end;
+                            while x != start {
+                                let b = prev[&x];
+                                via_arcs.push(b);
+                                x = g.arc_tail(b);
+                            }
+                            via_arcs.reverse();
+                            let last = *via_arcs.last().unwrap();
+                            let to_arcs: Vec<u32> = out_arcs[end as usize]
+                                .iter()
+                                .copied()
+                                .filter(|&b| to_ways.contains(&g.arc_way(b)) && !on_via(b))
+                                .collect();
+                            for t in pick_turn_arcs(g, last, &to_arcs, &r.turn) {
+                                let mut arcs = vec![a];
+                                arcs.extend_from_slice(&via_arcs);
+                                arcs.push(t);
+                                out.push(TurnRestriction { arcs, only: r.only });
+                            }
+                        }
+                    }
+                }
             }
         }
-    }
-    if groups.is_empty() {
-        return applied;
-    }
-    // Clone ids first, so clone arcs can point at the clones of their heads.
-    let mut redirect: HashMap<u32, NodeId> = HashMap::new();
-    for (i, &(_, a)) in groups.keys().enumerate() {
-        redirect.insert(a, (n + i) as NodeId);
-    }
-    // Clone arcs copy the arcs as tagged, before this function disables any of them.
-    let original_attrs = g.arc_attrs.clone();
-    for (&(v, _), _) in groups.iter() {
-        let vi = v as usize;
-        g.node_lon.push(g.node_lon[vi]);
-        g.node_lat.push(g.node_lat[vi]);
-        g.node_osm_id.push(g.node_osm_id[vi]);
-        g.node_control.push(g.node_control[vi]);
-        if !g.node_elevation.is_empty() {
-            g.node_elevation.push(g.node_elevation[vi]);
-        }
-    }
-    let add_clone_edge = |g: &mut CityGraph, src_arc: u32, tail: NodeId, head: NodeId| {
-        let e = (src_arc >> 1) as usize;
-        let back = src_arc & 1 == 1;
-        let (a, b) = (
-            g.edge_geom_first[e] as usize,
-            g.edge_geom_first[e + 1] as usize,
-        );
-        let mut lon: Vec<i32> = g.geom_lon[a..b].to_vec();
-        let mut lat: Vec<i32> = g.geom_lat[a..b].to_vec();
-        if back {
-            lon.reverse();
-            lat.reverse();
-        }
-        g.geom_lon.extend(lon);
-        g.geom_lat.extend(lat);
-        g.edge_geom_first.push(g.geom_lon.len() as u32);
-        g.edge_tail.push(tail);
-        g.edge_head.push(head);
-        g.edge_way.push(g.edge_way[e]);
-        g.edge_length_m.push(g.edge_length_m[e]);
-        let (up, down) = if back {
-            (g.edge_climb_bwd_m[e], g.edge_climb_fwd_m[e])
+        if out.len() > before {
+            applied += 1;
         } else {
-            (g.edge_climb_fwd_m[e], g.edge_climb_bwd_m[e])
-        };
-        g.edge_climb_fwd_m.push(up);
-        g.edge_climb_bwd_m.push(down);
-        g.edge_bearing_start.push(g.arc_bearing_start(src_arc));
-        g.edge_bearing_end.push(g.arc_bearing_end(src_arc));
-        let fwd = original_attrs[src_arc as usize]
-            .with_foot(false)
-            .with_restriction_clone(true);
-        g.arc_attrs.push(fwd);
-        g.arc_attrs.push(
-            ArcAttrs::new(SafetyClass::Quiet, BikeAccess::No, false).with_restriction_clone(true),
-        );
-    };
-    let original_edges = g.edge_count();
-    for (&(v, a_in), (forbidden, only)) in groups.iter() {
-        let clone = redirect[&a_in];
-        // Into the clone: a copy of the incoming arc; the original stops carrying bicycles that way.
-        let tail = g.arc_tail(a_in);
-        add_clone_edge(g, a_in, tail, clone);
-        g.arc_attrs[a_in as usize] = g.arc_attrs[a_in as usize].with_bike(BikeAccess::No);
-        // Out of the clone: every permitted arc, to the head's own clone where that arc is restricted.
-        for &a_out in &out_arcs[v as usize] {
-            if a_out as usize >= 2 * original_edges || a_out == (a_in ^ 1) {
-                continue;
-            }
-            let permitted = match only {
-                Some(only) => only.contains(&a_out),
-                None => !forbidden.contains(&a_out),
-            };
-            if !permitted || original_attrs[a_out as usize].bike() == BikeAccess::No {
-                continue;
-            }
-            let head = redirect
-                .get(&a_out)
-                .copied()
-                .unwrap_or_else(|| g.arc_head(a_out));
-            add_clone_edge(g, a_out, clone, head);
+            *ignored += 1;
         }
     }
     applied
@@ -775,8 +779,9 @@ fn keep_components(g: &CityGraph, min_nodes: usize) -> (Vec<bool>, usize, usize)
 }
 
 /// Removes dropped nodes and their edges, renumbering densely.
-fn compact(g: CityGraph, keep: &[bool]) -> CityGraph {
+fn compact(g: CityGraph, keep: &[bool], restrictions: &[TurnRestriction]) -> CityGraph {
     let mut new_id = vec![u32::MAX; g.node_count()];
+    let mut new_edge = vec![u32::MAX; g.edge_count()];
     let mut out = CityGraph {
         city: g.city.clone(),
         ..Default::default()
@@ -801,6 +806,7 @@ fn compact(g: CityGraph, keep: &[bool]) -> CityGraph {
         if !keep[t] || !keep[h] || !usable {
             continue;
         }
+        new_edge[e] = out.edge_tail.len() as u32;
         out.edge_tail.push(new_id[t]);
         out.edge_head.push(new_id[h]);
         out.edge_way.push(g.edge_way[e]);
@@ -818,6 +824,24 @@ fn compact(g: CityGraph, keep: &[bool]) -> CityGraph {
         out.edge_geom_first.push(out.geom_lon.len() as u32);
         out.arc_attrs.push(g.arc_attrs[2 * e]);
         out.arc_attrs.push(g.arc_attrs[2 * e + 1]);
+    }
+    // Restrictions whose arcs all remain, renumbered.
+    out.restriction_first.push(0);
+    for r in restrictions {
+        let arcs: Option<Vec<u32>> = r
+            .arcs
+            .iter()
+            .map(|&a| {
+                let e = new_edge[(a >> 1) as usize];
+                (e != u32::MAX).then_some(2 * e + (a & 1))
+            })
+            .collect();
+        if let Some(arcs) = arcs {
+            out.restriction_arcs.extend(arcs);
+            out.restriction_only.push(u8::from(r.only));
+            out.restriction_first
+                .push(out.restriction_arcs.len() as u32);
+        }
     }
     out.way_osm_id = g.way_osm_id;
     out.way_name = g.way_name;

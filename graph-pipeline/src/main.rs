@@ -159,11 +159,15 @@ fn run() -> Result<(), String> {
     };
     let (mut graph, report) = build(&input, &progress)?;
 
-    progress.phase(
-        "ordering nodes for the hierarchy",
-        graph.node_count() as u64,
+    let turns = quietway_engine::turns::TurnGraph::new(
+        &graph,
+        &quietway_engine::turns::stored_restrictions(&graph),
     );
-    graph.order = quietway_engine::order::nested_dissection_order(&graph);
+    progress.phase(
+        "ordering the turn model for the hierarchy",
+        turns.node_count() as u64,
+    );
+    graph.order = turns.order(&graph);
 
     progress.phase("writing the graph", 0);
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;

@@ -57,11 +57,11 @@ pub fn arcs_of_way(g: &CityGraph, way_osm_id: i64) -> Vec<(u32, i64, i64, ArcAtt
         .collect()
 }
 
-/// The arc of a way from one OSM node to another (original arcs only, not restriction clones).
+/// The arc of a way from one OSM node to another.
 pub fn arc(g: &CityGraph, way: i64, from: i64, to: i64) -> (u32, ArcAttrs) {
     arcs_of_way(g, way)
         .into_iter()
-        .find(|(_, t, h, a)| *t == from && *h == to && !a.restriction_clone())
+        .find(|(_, t, h, _)| *t == from && *h == to)
         .map(|(a, _, _, attrs)| (a, attrs))
         .unwrap_or_else(|| panic!("no arc {from}→{to} on way {way}"))
 }
@@ -96,7 +96,9 @@ pub fn shared_extracts() -> Vec<(String, PathBuf)> {
             } else if name.contains("oakland") {
                 "sf-bay-area"
             } else {
-                panic!("shared extract {s} belongs to no known city: teach shared_extracts() its city")
+                panic!(
+                    "shared extract {s} belongs to no known city: teach shared_extracts() its city"
+                )
             };
             (city.to_string(), f)
         })

@@ -8,13 +8,14 @@ use common::*;
 use quietway_engine::avoid::{Avoidance, Schedule, Severity};
 use quietway_engine::cch::{CustomizedMetric, INF_WEIGHT, Weight};
 use quietway_engine::city::{City, Profile, RouteRequest};
-use quietway_engine::graph::CityGraph;
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
 use quietway_engine::testing::{Rng, reference_dijkstra};
 
-fn reference(g: &CityGraph, w: &[Weight], sources: &[(u32, Weight)]) -> Vec<Weight> {
-    reference_dijkstra(g.node_count(), &g.edge_tail, &g.edge_head, w, sources)
+/// Dijkstra on the turn model (routing node = arc, input arc `2t` = turn `t`).
+fn reference(city: &City, w: &[Weight], sources: &[(u32, Weight)]) -> Vec<Weight> {
+    let t = &city.turns;
+    reference_dijkstra(t.node_count(), &t.turn_from, &t.turn_to, w, sources)
 }
 
 fn seed() -> u64 {
@@ -49,15 +50,15 @@ fn check_metric(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &s
 }
 
 fn check_queries(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &str, pairs: usize) {
-    let g = &city.graph;
-    let n = g.node_count() as u64;
+    let turns = &city.turns;
+    let n = turns.node_count() as u64;
     let mut q = CchQuery::new(&city.cch);
     city.cch
         .check(Some(metric))
         .unwrap_or_else(|e| panic!("{label}: {e}"));
     for _ in 0..pairs {
         let (s, t) = (rng.below(n) as u32, rng.below(n) as u32);
-        let want = reference(g, &metric.input_weights, &[(s, 0)])[t as usize];
+        let want = reference(city, &metric.input_weights, &[(s, 0)])[t as usize];
         q.reset()
             .add_source(s, 0, &city.cch)
             .add_target(t, 0, &city.cch)
@@ -71,8 +72,8 @@ fn check_queries(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &
                 .sum();
             assert_eq!(total, want as u64, "{label}: path weight");
             if let (Some(&first), Some(&last)) = (path.first(), path.last()) {
-                assert_eq!(g.arc_tail(first), s, "{label}");
-                assert_eq!(g.arc_head(last), t, "{label}");
+                assert_eq!(turns.turn_from[first as usize / 2], s, "{label}");
+                assert_eq!(turns.turn_to[last as usize / 2], t, "{label}");
             }
         }
     }
@@ -144,7 +145,7 @@ fn avoidances_change_cycling_metrics_only_and_match_dijkstra() {
         for &a in &closed {
             let expect_closed = kind.is_cycling();
             assert_eq!(
-                with.input_weights[a as usize] >= INF_WEIGHT,
+                with.arc_weights[a as usize] >= INF_WEIGHT,
                 expect_closed || model.arc_weight(&city.graph, a, kind) >= INF_WEIGHT
             );
         }
@@ -154,7 +155,7 @@ fn avoidances_change_cycling_metrics_only_and_match_dijkstra() {
     let after = city.metric(MetricKind::SuperSafeDay, Some(500));
     let base = model.weights(&city.graph, MetricKind::SuperSafeDay);
     assert_eq!(
-        after.input_weights, base,
+        after.arc_weights, base,
         "removing the avoidance restores the weights"
     );
 }
@@ -168,7 +169,7 @@ fn routes_between_snapped_points_are_shortest() {
     let g = &city.graph;
     for supersafe in [true, false] {
         let metric = city.metric(MetricKind::cycling(supersafe, false), None);
-        let w = &metric.input_weights;
+        let w = &metric.arc_weights;
         let mut checked = 0;
         for _ in 0..60 {
             let v1 = rng.below(g.node_count() as u64) as u32;
@@ -187,33 +188,33 @@ fn routes_between_snapped_points_are_shortest() {
                 continue;
             };
             let (a, b) = (&route.waypoints[0], &route.waypoints[1]);
-            // Reference: Dijkstra from the first snap's seeds to the second snap's seeds.
-            let (ea, eb) = (a.edge as usize, b.edge as usize);
+            let (ea, eb) = (a.edge, b.edge);
+            if ea == eb {
+                continue; // a trip along one segment needs no search
+            }
+            // Reference: Dijkstra on the turn model from the arcs the first snap starts on to
+            // every routing node of the arcs the second one ends on.
             let part = |x: Weight, f: f64| (x as f64 * f).round() as Weight;
             let mut seeds = vec![];
-            if a.forward && w[2 * ea] < INF_WEIGHT {
-                seeds.push((g.edge_head[ea], part(w[2 * ea], 1.0 - a.t)));
-            }
-            if a.backward && w[2 * ea + 1] < INF_WEIGHT {
-                seeds.push((g.edge_tail[ea], part(w[2 * ea + 1], a.t)));
-            }
-            let dist = reference(g, w, &seeds);
-            let mut want = INF_WEIGHT;
-            if w[2 * eb] < INF_WEIGHT {
-                want =
-                    want.min(dist[g.edge_tail[eb] as usize].saturating_add(part(w[2 * eb], b.t)));
-            }
-            if w[2 * eb + 1] < INF_WEIGHT {
-                want = want.min(
-                    dist[g.edge_head[eb] as usize].saturating_add(part(w[2 * eb + 1], 1.0 - b.t)),
-                );
-            }
-            if ea == eb {
-                if a.t <= b.t && a.forward && w[2 * ea] < INF_WEIGHT {
-                    want = want.min(part(w[2 * ea], b.t - a.t));
+            for (arc, f, ok) in [
+                (2 * ea, a.t, a.forward),
+                (2 * ea + 1, 1.0 - a.t, a.backward),
+            ] {
+                if ok && w[arc as usize] < INF_WEIGHT {
+                    seeds.push((arc, part(w[arc as usize], 1.0 - f)));
                 }
-                if a.t >= b.t && a.backward && w[2 * ea + 1] < INF_WEIGHT {
-                    want = want.min(part(w[2 * ea + 1], a.t - b.t));
+            }
+            let dist = reference(&city, &metric.input_weights, &seeds);
+            let mut want = INF_WEIGHT;
+            for (arc, f) in [(2 * eb, b.t), (2 * eb + 1, 1.0 - b.t)] {
+                let wa = w[arc as usize];
+                if wa >= INF_WEIGHT {
+                    continue;
+                }
+                for x in city.turns.nodes_of_arc(arc) {
+                    if dist[x as usize] < INF_WEIGHT {
+                        want = want.min(dist[x as usize] - (wa - part(wa, f)));
+                    }
                 }
             }
             assert_eq!(route.legs[0].weight, want, "seed {seed}");

@@ -132,43 +132,48 @@ fn bearings_are_stored_per_arc() {
 }
 
 #[test]
-fn no_left_turn_is_enforced_by_a_clone_of_the_via_node() {
+fn no_left_turn_is_stored_and_forbids_that_turn_alone() {
     let g = fixture_graph();
-    // Node 5 exists twice: the original and the clone entered from Main Avenue eastbound.
-    let copies: Vec<usize> = (0..g.node_count())
-        .filter(|&v| g.node_osm_id[v] == 5)
-        .collect();
-    assert_eq!(copies.len(), 2);
-    // The original eastbound arc into 5 no longer carries bicycles; a clone arc does.
-    assert_eq!(arc(&g, 102, 4, 5).1.bike(), BikeAccess::No);
-    let into_clone: Vec<_> = arcs_of_way(&g, 102)
-        .into_iter()
-        .filter(|(_, t, h, a)| {
-            *t == 4 && *h == 5 && a.restriction_clone() && a.bike() == BikeAccess::Ride
+    // No node is copied: node 5 exists once, and Main Avenue's eastbound arc into it still rides.
+    assert_eq!(
+        (0..g.node_count())
+            .filter(|&v| g.node_osm_id[v] == 5)
+            .count(),
+        1
+    );
+    let (into5, attrs) = arc(&g, 102, 4, 5);
+    assert_eq!(attrs.bike(), BikeAccess::Ride);
+    // The restriction is stored as the arc pair (from, to) and becomes a forbidden turn.
+    let stored = quietway_engine::turns::stored_restrictions(&g);
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0].arcs[0], into5);
+    let turns = quietway_engine::turns::TurnGraph::new(&g, &stored);
+    let outs: Vec<(i64, bool)> = turns
+        .turns_out_of(into5)
+        .iter()
+        .map(|&t| {
+            let b = turns.node_arc[turns.turn_to[t as usize] as usize];
+            (
+                g.node_osm_id[g.arc_head(b) as usize],
+                turns.turn_flags[t as usize] & quietway_engine::turns::turn_flags::NO_BIKE != 0,
+            )
         })
         .collect();
-    assert_eq!(into_clone.len(), 1);
-    let clone = g.arc_head(into_clone[0].0);
-    // From the clone: straight on (to 6) and right (to 2) are allowed, left (to 8) is not.
-    let outs: Vec<i64> = (0..g.arc_count() as u32)
-        .filter(|&a| g.arc_tail(a) == clone && g.arc_attrs[a as usize].bike() != BikeAccess::No)
-        .map(|a| g.node_osm_id[g.arc_head(a) as usize])
-        .collect();
-    assert!(outs.contains(&6), "{outs:?}");
-    assert!(outs.contains(&2), "{outs:?}");
-    assert!(!outs.contains(&8), "{outs:?}");
-    // Walking is unaffected: the original arc still walks.
-    assert!(arc(&g, 102, 4, 5).1.foot());
+    // Straight on (to 6) and right (to 2) are allowed, left (to 8) is not.
+    assert!(outs.contains(&(6, false)), "{outs:?}");
+    assert!(outs.contains(&(2, false)), "{outs:?}");
+    assert!(outs.contains(&(8, true)), "{outs:?}");
 }
 
 #[test]
 fn except_bicycle_restrictions_are_not_applied() {
     let g = fixture_graph();
-    assert_eq!(
-        (0..g.node_count())
-            .filter(|&v| g.node_osm_id[v] == 4)
-            .count(),
-        1
+    let stored = quietway_engine::turns::stored_restrictions(&g);
+    assert!(
+        stored
+            .iter()
+            .all(|r| g.node_osm_id[g.arc_head(r.arcs[0]) as usize] != 4),
+        "{stored:?}"
     );
 }
 

@@ -9,7 +9,7 @@ use quietway_bench::{machine, manhattan_trips};
 use quietway_engine::avoid::{Avoidance, Schedule, Severity};
 use quietway_engine::cch::{Cch, INF_WEIGHT, Weight};
 use quietway_engine::city::{ArcChange, City};
-use quietway_engine::dijkstra::Dijkstra;
+use quietway_engine::dijkstra::{Adjacency, Dijkstra};
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
 use quietway_engine::testing::Rng;
@@ -170,19 +170,27 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         min_component_nodes: 25,
     };
     let (mut graph, _) = build(&input, &Progress::new(true)).unwrap();
-    graph.order = quietway_engine::order::nested_dissection_order(&graph);
+    let turns = quietway_engine::turns::TurnGraph::new(
+        &graph,
+        &quietway_engine::turns::stored_restrictions(&graph),
+    );
+    graph.order = turns.order(&graph);
+    drop(turns);
     let build_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
     let city = City::from_graph(graph, "bench".into(), None).unwrap();
     let load_s = t1.elapsed().as_secs_f64();
     let g = &city.graph;
-    let n = g.node_count();
+    // The hierarchy runs on the turn model: its nodes are the arcs (and copies for restrictions).
+    let n = city.turns.node_count();
     let metric = city.metric(MetricKind::SuperSafeDay, None);
     let mut rng = Rng(7);
-    // Random pairs of junctions in the connected cycling network (as riders' trips are).
-    let connected: Vec<u32> = (0..g.edge_count() as u32)
-        .filter(|&e| city.is_well_connected(e, false))
-        .map(|e| g.edge_tail[e as usize])
+    // Random pairs of road segments, ridden one way, in the connected cycling network (as riders'
+    // trips are).
+    let connected: Vec<u32> = (0..g.arc_count() as u32)
+        .filter(|&a| {
+            city.is_well_connected(a >> 1, false) && metric.arc_weights[a as usize] < INF_WEIGHT
+        })
         .collect();
     let queries: Vec<(u32, u32)> = (0..pairs)
         .map(|_| {
@@ -196,6 +204,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
     let (mut dist_only, mut with_path, mut dijkstra) = (vec![], vec![], vec![]);
     let mut found = 0;
     let mut d = Dijkstra::new(n);
+    let turn_adjacency = Adjacency::new(n, &city.turns.turn_from, &city.turns.turn_to);
     // Separate passes, so no query runs on caches its twin just warmed.
     for &(s, t) in &queries {
         let b = Instant::now();
@@ -222,7 +231,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         if i % 10 == 0 {
             let c = Instant::now();
             d.run(
-                &city.adjacency,
+                &turn_adjacency,
                 &metric.input_weights,
                 &[(s, 0)],
                 INF_WEIGHT,
@@ -253,30 +262,30 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
     let inputs_of = city.cch.inputs_by_arc();
     let mut partial = vec![];
     let mut partial_update_only = vec![];
-    let mut spare = (*metric).clone();
+    let mut spare = metric.hierarchy.clone();
     let mut update_all = vec![];
     for round in 0..20 {
+        // 100 turns (input arcs `2t`) of the hierarchy directly; 100 road segments through the city.
         let changes: Vec<(u32, Weight)> = (0..100)
             .map(|_| {
-                let a = rng.below(g.arc_count() as u64) as u32;
+                let a = 2 * rng.below(city.turns.turn_count() as u64) as u32;
                 (a, weights[a as usize].saturating_mul(3).min(INF_WEIGHT - 1))
             })
             .collect();
         let t = Instant::now();
-        let mut m = (*metric).clone();
+        let mut m = metric.hierarchy.clone();
         city.cch.update(&mut m, &changes, &inputs_of);
         let m = std::sync::Arc::new(m);
         partial.push(t.elapsed().as_nanos() as u64);
         std::hint::black_box(m);
-        spare.clone_from(&metric);
+        spare.clone_from(&metric.hierarchy);
         let t = Instant::now();
         city.cch.update(&mut spare, &changes, &inputs_of);
         partial_update_only.push(t.elapsed().as_nanos() as u64);
-        let arcs: Vec<(u32, ArcChange)> = changes
-            .iter()
-            .map(|&(a, _)| {
+        let arcs: Vec<(u32, ArcChange)> = (0..100)
+            .map(|_| {
                 (
-                    a,
+                    rng.below(g.arc_count() as u64) as u32,
                     if round % 2 == 0 {
                         ArcChange::Factor(3.0)
                     } else {

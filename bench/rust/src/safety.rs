@@ -62,8 +62,7 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
         sources: vec![],
         min_component_nodes: 25,
     };
-    let (mut graph, _) = build(&input, &Progress::new(true)).expect("graph build");
-    graph.order = quietway_engine::order::nested_dissection_order(&graph);
+    let (graph, _) = build(&input, &Progress::new(true)).expect("graph build");
     let city = City::from_graph(graph, "safety".into(), None).expect("graph");
     let g = &city.graph;
     let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);

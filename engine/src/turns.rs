@@ -1,0 +1,276 @@
+//! The turn model: the graph the hierarchy runs on. Every directed arc of the city graph is a routing
+//! node, and every movement from one arc into the next at their shared junction (a *turn*) is an input
+//! arc of the CCH, weighted by the arc it enters plus the turn's cost in the metric. This is OSRM's
+//! edge-based graph; a customizable CH works on it unchanged (Buchhold, Wagner, Zeitz & Zündorf,
+//! "Customizable Contraction Hierarchies with Turn Costs", ATMOS 2020): the order is computed once on
+//! this graph, turn costs are part of the metric, and partial customization updates a turn like an arc.
+//!
+//! Routing node ids: `0..arc_count` are the city graph's arcs themselves; the rest are copies of arcs
+//! made for via-way restrictions. A via-node restriction only flags turns as closed to bicycles. A
+//! via-way restriction (from, via…, to) copies the via arcs: the turn out of the from-arc enters the
+//! copy, and the copy leaves by every turn of the original except the restricted one (or only by the
+//! permitted one), so the search itself never checks a restriction and a trip that merely starts on the
+//! via way is not bound by it. Walking ignores restrictions: a copy walks like its original.
+//!
+//! A U-turn is a turn like any other; the metric prices it so it is taken only where the arc offers
+//! no other way on (a dead end), never mid-route.
+
+use crate::graph::{ArcId, CityGraph, NodeId};
+use std::collections::{HashMap, HashSet};
+
+/// Flags of a turn.
+pub mod turn_flags {
+    /// Back along the same road segment.
+    pub const U_TURN: u8 = 1;
+    /// Forbidden to bicycles by a turn restriction.
+    pub const NO_BIKE: u8 = 2;
+}
+
+/// A turn restriction for bicycles as a sequence of arcs: the from-arc, the via arcs (none for a
+/// via-node restriction) and the to-arc. `only` restrictions permit, at the end of the via part, only
+/// their to-arcs (several `only` restrictions of one approach permit the union).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnRestriction {
+    pub arcs: Vec<ArcId>,
+    pub only: bool,
+}
+
+pub struct TurnGraph {
+    /// Routing node → the city arc it travels.
+    pub node_arc: Vec<ArcId>,
+    /// Turns: from routing node, to routing node, flags. Grouped by via junction (`via_first`), and
+    /// within a junction by from-node.
+    pub turn_from: Vec<u32>,
+    pub turn_to: Vec<u32>,
+    pub turn_flags: Vec<u8>,
+    /// Junction → its turns (CSR over graph nodes).
+    pub via_first: Vec<u32>,
+    /// Routing node → the turns out of it (`out_first[x]..out_first[x + 1]` index `out_turn`).
+    pub out_first: Vec<u32>,
+    pub out_turn: Vec<u32>,
+    /// City arc → its copies (sorted pairs), for targets on a restricted via way.
+    copies: Vec<(ArcId, u32)>,
+    pub restrictions_applied: usize,
+    pub restrictions_ignored: usize,
+}
+
+impl TurnGraph {
+    pub fn new(g: &CityGraph, restrictions: &[TurnRestriction]) -> TurnGraph {
+        let n = g.node_count();
+        let arc_count = g.arc_count();
+        // Outgoing arcs per junction (CSR).
+        let mut out_first = vec![0u32; n + 1];
+        for a in 0..arc_count as ArcId {
+            out_first[g.arc_tail(a) as usize + 1] += 1;
+        }
+        for v in 0..n {
+            out_first[v + 1] += out_first[v];
+        }
+        let mut fill = out_first.clone();
+        let mut out_arc = vec![0 as ArcId; arc_count];
+        for a in 0..arc_count as ArcId {
+            let t = g.arc_tail(a) as usize;
+            out_arc[fill[t] as usize] = a;
+            fill[t] += 1;
+        }
+        let outs = |v: NodeId| {
+            &out_arc[out_first[v as usize] as usize..out_first[v as usize + 1] as usize]
+        };
+
+        let mut node_arc: Vec<ArcId> = (0..arc_count as ArcId).collect();
+        let mut forbid: HashSet<(u32, ArcId)> = HashSet::new();
+        let mut only: HashMap<u32, Vec<ArcId>> = HashMap::new();
+        let mut redirect: HashMap<(u32, ArcId), u32> = HashMap::new();
+        let (mut applied, mut ignored) = (0, 0);
+        // Via-way restrictions first: they create the copies that via-node rules then also bind.
+        let mut sorted: Vec<&TurnRestriction> = restrictions.iter().collect();
+        sorted.sort_by_key(|r| std::cmp::Reverse(r.arcs.len()));
+        for r in sorted {
+            let valid = r.arcs.len() >= 2
+                && r.arcs.iter().all(|&a| (a as usize) < arc_count)
+                && r.arcs
+                    .windows(2)
+                    .all(|p| g.arc_head(p[0]) == g.arc_tail(p[1]));
+            if !valid {
+                ignored += 1;
+                continue;
+            }
+            applied += 1;
+            let (from, rest) = (r.arcs[0], &r.arcs[1..]);
+            let (via, to) = rest.split_at(rest.len() - 1);
+            let mut cur = from;
+            for (i, &w) in via.iter().enumerate() {
+                let next = *redirect.entry((cur, w)).or_insert_with(|| {
+                    node_arc.push(w);
+                    (node_arc.len() - 1) as u32
+                });
+                if r.only && i + 1 < via.len() {
+                    // Entered from the from-way, the rider must stay on the via way.
+                    only.entry(next).or_default().push(via[i + 1]);
+                }
+                cur = next;
+            }
+            if r.only {
+                only.entry(cur).or_default().push(to[0]);
+            } else {
+                forbid.insert((cur, to[0]));
+            }
+        }
+        // Copies by the junction they arrive at.
+        let mut copies: Vec<(ArcId, u32)> = (arc_count..node_arc.len())
+            .map(|x| (node_arc[x], x as u32))
+            .collect();
+        copies.sort_unstable();
+        let mut arriving_copies: HashMap<NodeId, Vec<u32>> = HashMap::new();
+        for &(a, x) in &copies {
+            arriving_copies.entry(g.arc_head(a)).or_default().push(x);
+        }
+        // A rule on an arc binds its copies too (a copy is the same road travelled).
+        let forbidden = |x: u32, b: ArcId| {
+            forbid.contains(&(x, b))
+                || (x as usize >= arc_count && forbid.contains(&(node_arc[x as usize], b)))
+        };
+        let permitted_only = |x: u32| {
+            only.get(&x).or_else(|| {
+                if x as usize >= arc_count {
+                    only.get(&node_arc[x as usize])
+                } else {
+                    None
+                }
+            })
+        };
+
+        let mut turn_from = Vec::new();
+        let mut turn_to = Vec::new();
+        let mut turn_flags = Vec::new();
+        let mut via_first = Vec::with_capacity(n + 1);
+        via_first.push(0u32);
+        let mut incoming: Vec<u32> = Vec::new();
+        for v in 0..n as NodeId {
+            incoming.clear();
+            incoming.extend(outs(v).iter().map(|&b| b ^ 1));
+            if let Some(c) = arriving_copies.get(&v) {
+                incoming.extend_from_slice(c);
+            }
+            for &x in &incoming {
+                let a = node_arc[x as usize];
+                let allowed = permitted_only(x);
+                for &b in outs(v) {
+                    let to = redirect.get(&(x, b)).copied().unwrap_or(b);
+                    let mut flags = 0;
+                    if b == a ^ 1 {
+                        flags |= turn_flags::U_TURN;
+                    }
+                    if forbidden(x, b) || allowed.is_some_and(|ok| !ok.contains(&b)) {
+                        flags |= turn_flags::NO_BIKE;
+                    }
+                    turn_from.push(x);
+                    turn_to.push(to);
+                    turn_flags.push(flags);
+                }
+            }
+            via_first.push(turn_from.len() as u32);
+        }
+        // Turns out of each routing node (CSR).
+        let nodes = node_arc.len();
+        let mut out_first = vec![0u32; nodes + 1];
+        for &x in &turn_from {
+            out_first[x as usize + 1] += 1;
+        }
+        for x in 0..nodes {
+            out_first[x + 1] += out_first[x];
+        }
+        let mut fill = out_first.clone();
+        let mut out_turn = vec![0u32; turn_from.len()];
+        for (t, &x) in turn_from.iter().enumerate() {
+            out_turn[fill[x as usize] as usize] = t as u32;
+            fill[x as usize] += 1;
+        }
+        TurnGraph {
+            node_arc,
+            turn_from,
+            turn_to,
+            turn_flags,
+            via_first,
+            out_first,
+            out_turn,
+            copies,
+            restrictions_applied: applied,
+            restrictions_ignored: ignored,
+        }
+    }
+
+    /// Routing nodes: the arcs and their copies.
+    pub fn node_count(&self) -> usize {
+        self.node_arc.len()
+    }
+    pub fn turn_count(&self) -> usize {
+        self.turn_from.len()
+    }
+
+    /// The turns at a junction.
+    pub fn turns_at(&self, v: NodeId) -> std::ops::Range<usize> {
+        self.via_first[v as usize] as usize..self.via_first[v as usize + 1] as usize
+    }
+
+    /// The turns out of a routing node.
+    pub fn turns_out_of(&self, x: u32) -> &[u32] {
+        &self.out_turn[self.out_first[x as usize] as usize..self.out_first[x as usize + 1] as usize]
+    }
+
+    /// The routing nodes that travel a city arc: the arc itself and its copies.
+    pub fn nodes_of_arc(&self, a: ArcId) -> impl Iterator<Item = u32> + '_ {
+        let start = self.copies.partition_point(|&(b, _)| b < a);
+        std::iter::once(a).chain(
+            self.copies[start..]
+                .iter()
+                .take_while(move |&&(b, _)| b == a)
+                .map(|&(_, x)| x),
+        )
+    }
+
+    /// Nested-dissection order of the routing nodes, each placed at its segment's midpoint.
+    pub fn order(&self, g: &CityGraph) -> Vec<u32> {
+        let coords: Vec<[f64; 2]> = self
+            .node_arc
+            .iter()
+            .map(|&a| {
+                let [x1, y1] = g.node_lon_lat(g.arc_tail(a));
+                let [x2, y2] = g.node_lon_lat(g.arc_head(a));
+                let lat = (y1 + y2) / 2.0;
+                [(x1 + x2) / 2.0 * lat.to_radians().cos().max(0.1), lat]
+            })
+            .collect();
+        let mut pairs = crate::order::edge_pairs(&self.turn_from, &self.turn_to);
+        crate::order::order_for(self.node_count(), &mut pairs, &coords)
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        4 * (self.node_arc.len()
+            + self.turn_from.len()
+            + self.turn_to.len()
+            + self.via_first.len()
+            + self.out_first.len()
+            + self.out_turn.len()
+            + 2 * self.copies.len())
+            + self.turn_flags.len()
+    }
+}
+
+/// The signed turn angle from arc `a` into arc `b` in degrees, (-180, 180]: positive to the right.
+pub fn turn_angle(g: &CityGraph, a: ArcId, b: ArcId) -> i32 {
+    let d = (g.arc_bearing_start(b) as i32 - g.arc_bearing_end(a) as i32).rem_euclid(360);
+    if d > 180 { d - 360 } else { d }
+}
+
+/// The restrictions stored in a graph.
+pub fn stored_restrictions(g: &CityGraph) -> Vec<TurnRestriction> {
+    (0..g.restriction_only.len())
+        .map(|r| TurnRestriction {
+            arcs: g.restriction_arcs
+                [g.restriction_first[r] as usize..g.restriction_first[r + 1] as usize]
+                .to_vec(),
+            only: g.restriction_only[r] != 0,
+        })
+        .collect()
+}
