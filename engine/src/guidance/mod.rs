@@ -128,7 +128,8 @@ pub(crate) struct Piece {
     gain: f64,
     loss: f64,
     way: u32,
-    /// The way's name and ref (string ids): what a rider reads on the sign.
+    /// The road as a rider reads it on the sign: the way's name (string id) and 0, or for an unnamed
+    /// way 0 and its ref. A ref that comes and goes along a named street is the same street.
     name: (u32, u32),
     ring: bool,
     class: SafetyClass,
@@ -261,7 +262,10 @@ impl City {
                 gain: climb(g.arc_climb_m(p.arc)),
                 loss: climb(g.arc_descent_m(p.arc)),
                 way,
-                name: (g.way_name[way as usize], g.way_ref[way as usize]),
+                name: match (g.way_name[way as usize], g.way_ref[way as usize]) {
+                    (0, r) => (0, r),
+                    (n, _) => (n, 0),
+                },
                 ring: g.way_flags[way as usize] & way_flags::ROUNDABOUT != 0,
                 class: attrs.safety_class(),
                 lit: g.way_flags[way as usize] & way_flags::LIT != 0,
@@ -282,10 +286,22 @@ impl City {
             let before = line.heading_into(at);
             let angle = turn_angle(before, line.heading_out_of(at));
             let reversal = cur.arc == prev.arc ^ 1;
-            // The straightest other way the profile may take here (headings over 15 m of each).
+            // The straightest other way the profile may take here (headings over 15 m of each);
+            // riding, a footway the bike would be pushed along is no way on.
+            let riding = |a: ArcId| self.graph.arc_attrs[a as usize].bike() == BikeAccess::Ride;
+            let rides_on = profile == Profile::Cycling && riding(cur.arc);
+            // Staying on a named road, an unnamed way (an alley, a path, a driveway) straighter
+            // than the road's bend is no way on either: the road is what a rider follows.
+            let named = |a: ArcId| {
+                let w = self.graph.arc_way(a) as usize;
+                self.graph.way_name[w] != 0 || self.graph.way_ref[w] != 0
+            };
+            let follows_road = cur.name == prev.name && cur.name != (0, 0);
             let straightest_other = if prev.reaches_head {
                 self.choices_after(prev.arc, profile)
-                    .filter(|&a| a != cur.arc)
+                    .filter(|&a| {
+                        a != cur.arc && (!rides_on || riding(a)) && (!follows_road || named(a))
+                    })
                     .map(|a| {
                         shape.clear();
                         self.graph.arc_geometry(a, &mut shape);
