@@ -119,7 +119,7 @@ pub struct Line {
 }
 
 impl Line {
-    pub fn new(plane: Plane, pts: &[[f64; 2]]) -> Line {
+    pub fn new(plane: Plane, pts: Vec<[f64; 2]>) -> Line {
         let mut at = Vec::with_capacity(pts.len());
         let mut d = 0.0;
         for (i, &p) in pts.iter().enumerate() {
@@ -128,11 +128,7 @@ impl Line {
             }
             at.push(d);
         }
-        Line {
-            plane,
-            pts: pts.to_vec(),
-            at,
-        }
+        Line { plane, pts, at }
     }
 
     pub fn length(&self) -> f64 {
@@ -208,7 +204,7 @@ mod tests {
         assert!(!(5.0..=355.0).contains(&end), "end bearing {end}");
         let start = plane.start_bearing(&[[0.0, 0.0], [1.0 * m, 0.2 * m], [1.0 * m, 20.0 * m]]);
         assert!(start < 10.0, "start bearing {start}");
-        let line = Line::new(plane, &pts);
+        let line = Line::new(plane, pts.to_vec());
         assert!((line.length() - 31.4).abs() < 0.2);
         let into = line.heading_into(30.0);
         assert!(!(1.0..=359.0).contains(&into), "{into}");

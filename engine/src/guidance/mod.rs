@@ -273,7 +273,7 @@ impl City {
                 reaches_head: p.to >= 1.0,
             });
         }
-        (pieces, Line::new(plane, &shape))
+        (pieces, Line::new(plane, shape))
     }
 
     /// The junction before each piece: the turn taken and whether it is the obvious way on.

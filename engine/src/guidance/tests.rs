@@ -587,3 +587,43 @@ fn walking_steps_carry_a_safety_code() {
     }
     assert_eq!(v["safety_code"], 1.0);
 }
+
+#[test]
+fn a_ref_that_comes_and_goes_and_a_footway_straight_on_do_not_make_a_turn() {
+    let mut m = Map::new();
+    // Little Britain turns a corner at b; a footway (pushed) goes straight on there, and the
+    // street's first part carries a ref.
+    m.node("a", 0.0, 0.0)
+        .node("b", 0.0, 100.0)
+        .node("c", 100.0, 100.0)
+        .node("f", 0.0, 200.0);
+    m.way("Little Britain", &["a", "b"])
+        .way("Little Britain", &["b", "c"])
+        .way_with(
+            "Bart's Walk",
+            &["b", "f"],
+            WayOpts {
+                bike: BikeAccess::Push,
+                ..ROAD
+            },
+        );
+    let w = m.g.way_ref.len() - 3;
+    m.g.way_ref[w] = m.strings.intern("A40");
+    let (city, n) = m.city();
+    let steps = ride(&city, &n, &["a", "b", "c"]);
+    assert_eq!(
+        said(&steps),
+        ["depart: Little Britain", "arrive: Little Britain"]
+    );
+    // Walking, the footway is a way on: the corner is a turn.
+    let leg = leg_partial(&city, &n, &["a", "b", "c"], 0.0, 1.0);
+    let steps = guide(&city, &leg, Profile::Walking);
+    assert_eq!(
+        said(&steps),
+        [
+            "depart: Little Britain",
+            "turn right: Little Britain",
+            "arrive: Little Britain"
+        ]
+    );
+}
