@@ -66,7 +66,7 @@ impl Plane {
 
     pub fn distance(self, a: [f64; 2], b: [f64; 2]) -> f64 {
         let (dx, dy) = self.delta(a, b);
-        dx.hypot(dy)
+        (dx * dx + dy * dy).sqrt()
     }
 
     /// Heading from `a` to `b`, degrees [0, 360).
@@ -135,43 +135,51 @@ impl Line {
         self.at.last().copied().unwrap_or(0.0)
     }
 
-    /// The position `d` metres along (clamped to the line).
-    pub fn point(&self, d: f64) -> [f64; 2] {
-        if self.pts.is_empty() {
-            return [0.0, 0.0];
+    /// Heading arriving at position `i`, read over the road before it (0 without any).
+    pub fn heading_into(&self, i: usize) -> f64 {
+        let d = self.at[i] - HEADING_SPAN_M;
+        // Walk back to the segment holding the point `HEADING_SPAN_M` before (a few positions).
+        let mut k = i;
+        while k > 0 && self.at[k - 1] > d {
+            k -= 1;
         }
-        let d = d.clamp(0.0, self.length());
-        let i = self.at.partition_point(|&x| x < d);
-        if i == 0 {
-            return self.pts[0];
+        if k == 0 {
+            return self.heading(self.pts[0], self.pts[i]);
         }
-        let (a, b) = (self.pts[i - 1], self.pts[i]);
-        let l = self.at[i] - self.at[i - 1];
+        self.heading(self.between(k - 1, k, d), self.pts[i])
+    }
+
+    /// Heading leaving position `i`, read over the road after it (0 without any).
+    pub fn heading_out_of(&self, i: usize) -> f64 {
+        let d = self.at[i] + HEADING_SPAN_M;
+        let last = self.pts.len() - 1;
+        let mut k = i;
+        while k < last && self.at[k + 1] < d {
+            k += 1;
+        }
+        if k == last {
+            return self.heading(self.pts[i], self.pts[last]);
+        }
+        self.heading(self.pts[i], self.between(k, k + 1, d))
+    }
+
+    /// The point `d` metres along, between positions `a` and `a + 1`.
+    fn between(&self, a: usize, b: usize, d: f64) -> [f64; 2] {
+        let l = self.at[b] - self.at[a];
         let u = if l > 0.0 {
-            (d - self.at[i - 1]) / l
+            ((d - self.at[a]) / l).clamp(0.0, 1.0)
         } else {
             1.0
         };
-        [a[0] + u * (b[0] - a[0]), a[1] + u * (b[1] - a[1])]
+        let (p, q) = (self.pts[a], self.pts[b]);
+        [p[0] + u * (q[0] - p[0]), p[1] + u * (q[1] - p[1])]
     }
 
-    /// Heading arriving at `d`, read over the road before it (0 without any).
-    pub fn heading_into(&self, d: f64) -> f64 {
-        let from = (d - HEADING_SPAN_M).max(0.0);
-        self.heading(from, d)
-    }
-
-    /// Heading leaving `d`, read over the road after it (0 without any).
-    pub fn heading_out_of(&self, d: f64) -> f64 {
-        let to = (d + HEADING_SPAN_M).min(self.length());
-        self.heading(d, to)
-    }
-
-    fn heading(&self, from: f64, to: f64) -> f64 {
-        if to - from < 0.5 {
+    fn heading(&self, from: [f64; 2], to: [f64; 2]) -> f64 {
+        if self.plane.distance(from, to) < 0.5 {
             return 0.0;
         }
-        self.plane.bearing(self.point(from), self.point(to))
+        self.plane.bearing(from, to)
     }
 }
 
@@ -206,8 +214,10 @@ mod tests {
         assert!(start < 10.0, "start bearing {start}");
         let line = Line::new(plane, pts.to_vec());
         assert!((line.length() - 31.4).abs() < 0.2);
-        let into = line.heading_into(30.0);
+        let into = line.heading_into(1);
         assert!(!(1.0..=359.0).contains(&into), "{into}");
-        assert_eq!(line.heading_out_of(line.length()), 0.0);
+        assert_eq!(line.heading_out_of(2), 0.0);
+        let out = line.heading_out_of(1);
+        assert!((out - 45.0).abs() < 1.0, "{out}");
     }
 }

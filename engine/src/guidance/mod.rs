@@ -139,8 +139,9 @@ pub(crate) struct Piece {
     reaches_head: bool,
 }
 
-/// What the junction before a piece offers (unused on the first piece).
-#[derive(Clone, Copy, Default)]
+/// What the junction before a piece offers (unused on the first piece). Worked out only where the
+/// cut needs it: a turn of the same road.
+#[derive(Clone, Copy)]
 pub(crate) struct Junction {
     /// The turn taken, degrees, positive to the right (headings over 15 m either side).
     angle: f64,
@@ -278,44 +279,60 @@ impl City {
 
     /// The junction before each piece: the turn taken and whether it is the obvious way on.
     fn junctions(&self, pieces: &[Piece], line: &Line, profile: Profile) -> Vec<Junction> {
-        let mut out = vec![Junction::default(); pieces.len()];
+        let mut out = vec![
+            Junction {
+                angle: 0.0,
+                reversal: false,
+                obvious: true,
+            };
+            pieces.len()
+        ];
         let mut shape = Vec::with_capacity(16);
         for i in 1..pieces.len() {
             let (prev, cur) = (&pieces[i - 1], &pieces[i]);
-            let at = line.at[cur.span.start];
-            let before = line.heading_into(at);
-            let angle = turn_angle(before, line.heading_out_of(at));
             let reversal = cur.arc == prev.arc ^ 1;
-            // The straightest other way the profile may take here (headings over 15 m of each);
-            // riding, a footway the bike would be pushed along is no way on.
+            if reversal {
+                out[i].reversal = true;
+                continue;
+            }
+            // Only a turn on the same road needs more (a change of road is cut anyway, a ring is
+            // its own step): whether it is a bend to follow or a corner to announce.
+            if cur.name != prev.name || cur.ring || prev.ring || !prev.reaches_head {
+                continue;
+            }
+            // riding, a footway the bike would be pushed along is no way on; staying on a named
+            // road, an unnamed way (an alley, a path, a driveway) straighter than the road's bend is
+            // no way on either: the road is what a rider follows.
             let riding = |a: ArcId| self.graph.arc_attrs[a as usize].bike() == BikeAccess::Ride;
             let rides_on = profile == Profile::Cycling && riding(cur.arc);
-            // Staying on a named road, an unnamed way (an alley, a path, a driveway) straighter
-            // than the road's bend is no way on either: the road is what a rider follows.
             let named = |a: ArcId| {
                 let w = self.graph.arc_way(a) as usize;
                 self.graph.way_name[w] != 0 || self.graph.way_ref[w] != 0
             };
-            let follows_road = cur.name == prev.name && cur.name != (0, 0);
-            let straightest_other = if prev.reaches_head {
-                self.choices_after(prev.arc, profile)
-                    .filter(|&a| {
-                        a != cur.arc && (!rides_on || riding(a)) && (!follows_road || named(a))
-                    })
-                    .map(|a| {
-                        shape.clear();
-                        self.graph.arc_geometry(a, &mut shape);
-                        turn_angle(before, line.plane.start_bearing(&shape)).abs()
-                    })
-                    .fold(f64::INFINITY, f64::min)
-            } else {
-                f64::INFINITY
+            let follows_road = cur.name != (0, 0);
+            let mut others = self.choices_after(prev.arc, profile).filter(|&a| {
+                a != cur.arc && (!rides_on || riding(a)) && (!follows_road || named(a))
+            });
+            let Some(first_other) = others.next() else {
+                // No other way on: a bend, never a maneuver.
+                continue;
             };
-            out[i] = Junction {
-                angle,
-                reversal,
-                obvious: !reversal && angle.abs() < straightest_other,
-            };
+            let before = line.heading_into(cur.span.start);
+            let angle = turn_angle(before, line.heading_out_of(cur.span.start));
+            out[i].angle = angle;
+            if angle.abs() < passes::SAME_ROAD_TURN_DEG {
+                continue;
+            }
+            // The straightest other way (headings over 15 m of each).
+            let straightest_other = std::iter::once(first_other)
+                .chain(others)
+                .map(|a| {
+                    shape.clear();
+                    self.graph.arc_geometry(a, &mut shape);
+                    turn_angle(before, line.plane.start_bearing(&shape)).abs()
+                })
+                .fold(f64::INFINITY, f64::min);
+            out[i].obvious = angle.abs() < straightest_other;
         }
         out
     }
@@ -374,14 +391,14 @@ impl City {
                 None => 0.0,
             };
             let bearing_after = plane.start_bearing(&geometry);
-            let at = |k: usize| line.at[pieces[k].span.start];
+            let at = |k: usize| pieces[k].span.start;
             let next = segs.get(si + 1);
             let (kind, modifier) = match seg.kind {
                 StepKind::Depart => (StepKind::Depart, None),
                 StepKind::Roundabout if next.is_some() => {
                     // The exit direction: from the heading entering the ring to the heading
                     // leaving it.
-                    let leave = next.map_or(line.length(), |n| at(n.first));
+                    let leave = next.map_or(line.pts.len() - 1, |n| at(n.first));
                     let angle =
                         turn_angle(line.heading_into(at(seg.first)), line.heading_out_of(leave));
                     (

@@ -92,7 +92,7 @@ impl Cx<'_> {
     /// The turn of a stretch's maneuver: the heading into its start to the heading out of the road
     /// it leads onto.
     fn angle(&self, s: &Seg) -> f64 {
-        let at = |k: usize| self.line.at[self.pieces[k].span.start];
+        let at = |k: usize| self.pieces[k].span.start;
         turn_angle(
             self.line.heading_into(at(s.first)),
             self.line.heading_out_of(at(s.onto)),
