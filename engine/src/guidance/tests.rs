@@ -474,8 +474,8 @@ fn a_waypoint_on_a_junction_gives_no_zero_length_step() {
     assert!((total - 101.0).abs() < 1.0, "{total}");
 }
 
-/// A one-way ring of radius 20 m (anticlockwise) with arms south, east, north and west, a driveway
-/// and a footway off it.
+/// A one-way ring of radius 20 m (anticlockwise) with arms south, east, north and west, a driveway,
+/// a footway and a one-way entry (towards the ring) off it.
 fn roundabout() -> (City, HashMap<&'static str, NodeId>) {
     let mut m = Map::new();
     m.node("r0", 0.0, -20.0)
@@ -489,7 +489,8 @@ fn roundabout() -> (City, HashMap<&'static str, NodeId>) {
         .node("N", 0.0, 120.0)
         .node("W", -120.0, 0.0)
         .node("drive", 30.0, 30.0)
-        .node("foot", -60.0, 60.0);
+        .node("foot", -60.0, 60.0)
+        .node("in", -40.0, 40.0);
     let ring = WayOpts { ring: true, ..ROAD };
     m.way_with(
         "Grand Circle",
@@ -508,6 +509,14 @@ fn roundabout() -> (City, HashMap<&'static str, NodeId>) {
             bike: BikeAccess::Push,
             ..ROAD
         },
+    )
+    .way_with(
+        "Entry Lane",
+        &["in", "r2b"],
+        WayOpts {
+            oneway: true,
+            ..ROAD
+        },
     );
     m.city()
 }
@@ -515,7 +524,7 @@ fn roundabout() -> (City, HashMap<&'static str, NodeId>) {
 #[test]
 fn roundabout_exits_are_counted_as_a_rider_counts_them() {
     let (city, n) = roundabout();
-    // East and North are passed; the driveway and the footway are not exits.
+    // East and North are passed; the driveway, the footway and the one-way entry are not exits.
     let steps = ride(&city, &n, &["S", "r0", "r1", "r1b", "r2", "r2b", "r3", "W"]);
     assert_eq!(
         said(&steps),
