@@ -21,7 +21,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod words;
+/// Words for guidance steps (kept at the crate root, where callers have always found them).
+pub use guidance::words;
 
 #[cfg(test)]
 mod differential_tests;

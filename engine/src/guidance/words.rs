@@ -425,13 +425,12 @@ fn write_step(
             "\"walking\""
         },
     );
-    if cycling {
-        key(out, "safety_code");
-        json::uint(out, s.safety_class.safety_code() as u64);
-        if !arrival {
-            key(out, "safety_classification");
-            json::string(out, s.safety_class.api_name());
-        }
+    // The deprecated code on every step, walking too; the classification is cycling-only.
+    key(out, "safety_code");
+    json::uint(out, s.safety_class.safety_code() as u64);
+    if cycling && !arrival {
+        key(out, "safety_classification");
+        json::string(out, s.safety_class.api_name());
     }
     key(out, "exits");
     match (s.kind, s.exit) {
@@ -599,7 +598,6 @@ pub fn write_waypoints<'a>(
 
 /// Appends the directions v2 `route` object as JSON to `out`.
 pub fn write_route(out: &mut Vec<u8>, legs: &[WordedLeg], profile: Profile) {
-    let cycling = profile == Profile::Cycling;
     let sum = |f: fn(&WordedLeg) -> f64| legs.iter().map(f).sum::<f64>();
     out.push(b'{');
     key(out, "distance");
@@ -610,11 +608,11 @@ pub fn write_route(out: &mut Vec<u8>, legs: &[WordedLeg], profile: Profile) {
     json::num1(out, sum(|l| l.elevation_gain_m));
     key(out, "elevation_loss");
     json::num1(out, sum(|l| l.elevation_loss_m));
-    // Deprecated: the mean code of the cycling steps (arrivals aside).
+    // Deprecated: the mean code of the steps (arrivals aside).
     let codes: Vec<u8> = legs
         .iter()
         .flat_map(|l| l.steps.iter())
-        .filter(|s| cycling && s.kind != StepKind::Arrive)
+        .filter(|s| s.kind != StepKind::Arrive)
         .map(|s| s.safety_class.safety_code())
         .collect();
     key(out, "safety_code");

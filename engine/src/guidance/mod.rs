@@ -1,0 +1,499 @@
+//! Turn-by-turn guidance for a planned leg, apart from the search (after OSRM's guidance, which
+//! keeps its `guidance/` apart from the routing core). Three stages, each in its own file:
+//!
+//! 1. **Maneuvers** (here): the travelled arcs become pieces on one leg-long polyline
+//!    ([`geometry::Line`]), and the leg is cut at every junction that might need words: a change of
+//!    road name, a turn at a junction where the road taken is not the obvious way on, a reversal, a
+//!    roundabout's entry and exit. Headings are read over 15 m of road either side of a junction.
+//! 2. **Collapse passes** ([`passes`]): small named passes over the cut list, each with its reason in
+//!    docs/guidance.md, fold what a rider would not hear as a maneuver: a waypoint on a junction, short
+//!    unnamed links (crossings, slip lanes, sidewalk hops), other very short stretches (staggered
+//!    junctions), staying on the same road, obvious name changes and short new-name stretches.
+//! 3. **Steps** (here): each remaining stretch gets its maneuver (type, modifier from the turn angle,
+//!    bearings; a U-turn only where the rider really turns back), its geometry and the attributes the
+//!    API reports; roundabout exits are counted as a rider counts them ([`roundabout`]).
+//!
+//! [`words`] writes the steps as the API's instructions, voice and banners.
+
+pub mod geometry;
+mod passes;
+mod roundabout;
+#[cfg(test)]
+mod tests;
+pub mod words;
+
+pub use geometry::{modifier, turn_angle};
+
+use crate::city::{City, Leg, Profile};
+use crate::graph::{ArcId, BikeAccess, SafetyClass, TrafficControl, way_flags};
+use geometry::{Line, Plane};
+use passes::Seg;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    Depart,
+    Turn,
+    Continue,
+    Roundabout,
+    UTurn,
+    Arrive,
+}
+
+impl StepKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            StepKind::Depart => "depart",
+            StepKind::Turn => "turn",
+            StepKind::Continue => "continue",
+            StepKind::Roundabout => "roundabout",
+            StepKind::UTurn => "uturn",
+            StepKind::Arrive => "arrive",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub kind: StepKind,
+    /// `straight`, `slight left`, `left`, `sharp left`, … `uturn`; `None` when the maneuver has no
+    /// direction (depart, arrive).
+    pub modifier: Option<&'static str>,
+    pub location: [f64; 2],
+    /// Heading at the end of the previous step's geometry (0 on the depart step).
+    pub bearing_before: f64,
+    /// Heading at the start of this step's geometry (0 on the arrive step).
+    pub bearing_after: f64,
+    pub geometry: Vec<[f64; 2]>,
+    pub distance_m: f64,
+    pub duration_s: f64,
+    pub delta_elevation_m: f64,
+    /// Metres climbed and descended along the step (0 without elevation data).
+    pub gain_m: f64,
+    pub loss_m: f64,
+    pub name: String,
+    pub r#ref: String,
+    /// Dominant safety class by distance (cycling steps).
+    pub safety_class: SafetyClass,
+    pub cycle_routes: Vec<String>,
+    /// Whether most of the step's length is lit.
+    pub lit: bool,
+    /// Roundabout exit number (1-based).
+    pub exit: Option<u32>,
+    /// Whether part of the step is walked (pushing the bike).
+    pub push: bool,
+    pub arcs: Vec<ArcId>,
+}
+
+impl Step {
+    /// A step of no length at a point (a departure that goes nowhere, an arrival).
+    fn standing(kind: StepKind, at: [f64; 2]) -> Step {
+        Step {
+            kind,
+            modifier: None,
+            location: at,
+            bearing_before: 0.0,
+            bearing_after: 0.0,
+            geometry: vec![at, at],
+            distance_m: 0.0,
+            duration_s: 0.0,
+            delta_elevation_m: 0.0,
+            gain_m: 0.0,
+            loss_m: 0.0,
+            name: String::new(),
+            r#ref: String::new(),
+            safety_class: SafetyClass::Shared,
+            cycle_routes: vec![],
+            lit: false,
+            exit: None,
+            push: false,
+            arcs: vec![],
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stop {
+    pub control: TrafficControl,
+    pub location: [f64; 2],
+}
+
+/// One travelled piece with what the passes and the step builder need.
+pub(crate) struct Piece {
+    arc: ArcId,
+    /// The piece's positions: a range of the leg's line (the first one shared with the piece before).
+    span: std::ops::Range<usize>,
+    distance: f64,
+    duration: f64,
+    delta_elevation: f64,
+    gain: f64,
+    loss: f64,
+    way: u32,
+    /// The road as a rider reads it on the sign: the way's name (string id) and 0, or for an unnamed
+    /// way 0 and its ref. A ref that comes and goes along a named street is the same street.
+    name: (u32, u32),
+    ring: bool,
+    class: SafetyClass,
+    lit: bool,
+    push: bool,
+    /// Whether the piece ends at its arc's head (a junction), not inside the arc.
+    reaches_head: bool,
+}
+
+/// What the junction before a piece offers (unused on the first piece). Worked out only where the
+/// cut needs it: a turn of the same road.
+#[derive(Clone, Copy)]
+pub(crate) struct Junction {
+    /// The turn taken, degrees, positive to the right (headings over 15 m either side).
+    angle: f64,
+    /// The path turns back along the arc it came on.
+    reversal: bool,
+    /// The way taken is the way on a rider would take without being told: no other way the profile
+    /// may use is as straight.
+    obvious: bool,
+}
+
+impl City {
+    fn usable(&self, arc: ArcId, profile: Profile) -> bool {
+        let a = self.graph.arc_attrs[arc as usize];
+        match profile {
+            Profile::Cycling => a.bike() != BikeAccess::No,
+            Profile::Walking => a.foot(),
+        }
+    }
+
+    /// Arcs leaving `arc`'s head that the profile may take, other than going back.
+    fn choices_after(&self, arc: ArcId, profile: Profile) -> impl Iterator<Item = ArcId> + '_ {
+        let head = self.graph.arc_head(arc) as usize;
+        let adj = &self.adjacency;
+        (adj.first_out[head]..adj.first_out[head + 1])
+            .map(move |i| adj.arc[i as usize])
+            .filter(move |&a| a ^ 1 != arc && self.usable(a, profile))
+    }
+
+    /// Steps and traffic-control stops of a leg from `origin` (the snapped waypoint); the first step
+    /// departs (a zero-length one when the leg has no length), the last arrives.
+    pub fn guidance(
+        &self,
+        leg: &Leg,
+        origin: [f64; 2],
+        profile: Profile,
+        ebike: bool,
+    ) -> (Vec<Step>, Vec<Stop>) {
+        let plane = Plane::at(origin[1]);
+        let (pieces, line) = self.pieces(leg, plane, profile, ebike);
+        let junctions = self.junctions(&pieces, &line, profile);
+        let segs = passes::run(cut(&pieces, &junctions), &pieces, &line, &self.graph);
+        let mut steps = self.steps(&segs, &pieces, &line, profile);
+
+        if steps.is_empty() {
+            // Start and end snapped to the same place: depart and arrive there.
+            let g = &self.graph;
+            let first = leg.pieces.first();
+            let (name, r#ref) = first
+                .map(|p| self.name_of(g.arc_way(p.arc)))
+                .unwrap_or_default();
+            steps.push(Step {
+                name,
+                r#ref,
+                safety_class: first.map_or(SafetyClass::Shared, |p| {
+                    g.arc_attrs[p.arc as usize].safety_class()
+                }),
+                ..Step::standing(StepKind::Depart, origin)
+            });
+        }
+        // Arrival: on the last step's road, where its geometry ends.
+        let prev = steps.last().expect("a departure step exists");
+        let last = *prev.geometry.last().unwrap_or(&prev.location);
+        let arrive = Step {
+            bearing_before: plane.end_bearing(&prev.geometry),
+            name: prev.name.clone(),
+            r#ref: prev.r#ref.clone(),
+            safety_class: prev.safety_class,
+            cycle_routes: prev.cycle_routes.clone(),
+            lit: prev.lit,
+            ..Step::standing(StepKind::Arrive, last)
+        };
+        steps.push(arrive);
+        (steps, self.stops(&pieces))
+    }
+
+    fn name_of(&self, way: u32) -> (String, String) {
+        let g = &self.graph;
+        (
+            g.string(g.way_name[way as usize]).to_string(),
+            g.string(g.way_ref[way as usize]).to_string(),
+        )
+    }
+
+    /// The leg's travelled pieces (those of some length) and its shape as one line.
+    fn pieces(&self, leg: &Leg, plane: Plane, profile: Profile, ebike: bool) -> (Vec<Piece>, Line) {
+        let g = &self.graph;
+        let model = self.model();
+        let elevation = g.city.as_ref().is_some_and(|c| c.elevation_known);
+        let mut shape: Vec<[f64; 2]> = Vec::with_capacity(leg.pieces.len() * 4);
+        let (mut scratch, mut own) = (Vec::with_capacity(16), Vec::with_capacity(16));
+        let mut pieces = Vec::with_capacity(leg.pieces.len());
+        for p in leg.pieces.iter().filter(|p| p.to > p.from) {
+            let frac = p.to - p.from;
+            own.clear();
+            self.append_piece_geometry(p, &mut scratch, &mut own, 0);
+            let start = match (shape.last(), own.first()) {
+                (Some(a), Some(b)) if a == b => shape.len() - 1,
+                _ => shape.len(),
+            };
+            shape.extend(own.iter().skip(shape.len() - start));
+            let way = g.arc_way(p.arc);
+            let attrs = g.arc_attrs[p.arc as usize];
+            let (tail, head) = (g.arc_tail(p.arc), g.arc_head(p.arc));
+            let (et, eh) = (
+                g.node_elevation[tail as usize],
+                g.node_elevation[head as usize],
+            );
+            let climb = |x: f32| if elevation { x as f64 * frac } else { 0.0 };
+            pieces.push(Piece {
+                arc: p.arc,
+                span: start..shape.len(),
+                distance: g.arc_length_m(p.arc) as f64 * frac,
+                duration: model.duration_s(g, p.arc, profile == Profile::Cycling, ebike) * frac,
+                delta_elevation: if elevation && et.is_finite() && eh.is_finite() {
+                    (eh - et) as f64 * frac
+                } else {
+                    0.0
+                },
+                gain: climb(g.arc_climb_m(p.arc)),
+                loss: climb(g.arc_descent_m(p.arc)),
+                way,
+                name: match (g.way_name[way as usize], g.way_ref[way as usize]) {
+                    (0, r) => (0, r),
+                    (n, _) => (n, 0),
+                },
+                ring: g.way_flags[way as usize] & way_flags::ROUNDABOUT != 0,
+                class: attrs.safety_class(),
+                lit: g.way_flags[way as usize] & way_flags::LIT != 0,
+                push: profile == Profile::Cycling && attrs.bike() == BikeAccess::Push,
+                reaches_head: p.to >= 1.0,
+            });
+        }
+        (pieces, Line::new(plane, shape))
+    }
+
+    /// The junction before each piece: the turn taken and whether it is the obvious way on.
+    fn junctions(&self, pieces: &[Piece], line: &Line, profile: Profile) -> Vec<Junction> {
+        let mut out = vec![
+            Junction {
+                angle: 0.0,
+                reversal: false,
+                obvious: true,
+            };
+            pieces.len()
+        ];
+        let mut shape = Vec::with_capacity(16);
+        for i in 1..pieces.len() {
+            let (prev, cur) = (&pieces[i - 1], &pieces[i]);
+            let reversal = cur.arc == prev.arc ^ 1;
+            if reversal {
+                out[i].reversal = true;
+                continue;
+            }
+            // Only a turn on the same road needs more (a change of road is cut anyway, a ring is
+            // its own step): whether it is a bend to follow or a corner to announce.
+            if cur.name != prev.name || cur.ring || prev.ring || !prev.reaches_head {
+                continue;
+            }
+            // riding, a footway the bike would be pushed along is no way on; staying on a named
+            // road, an unnamed way (an alley, a path, a driveway) straighter than the road's bend is
+            // no way on either: the road is what a rider follows.
+            let riding = |a: ArcId| self.graph.arc_attrs[a as usize].bike() == BikeAccess::Ride;
+            let rides_on = profile == Profile::Cycling && riding(cur.arc);
+            let named = |a: ArcId| {
+                let w = self.graph.arc_way(a) as usize;
+                self.graph.way_name[w] != 0 || self.graph.way_ref[w] != 0
+            };
+            let follows_road = cur.name != (0, 0);
+            let mut others = self.choices_after(prev.arc, profile).filter(|&a| {
+                a != cur.arc && (!rides_on || riding(a)) && (!follows_road || named(a))
+            });
+            let Some(first_other) = others.next() else {
+                // No other way on: a bend, never a maneuver.
+                continue;
+            };
+            let before = line.heading_into(cur.span.start);
+            let angle = turn_angle(before, line.heading_out_of(cur.span.start));
+            out[i].angle = angle;
+            if angle.abs() < passes::SAME_ROAD_TURN_DEG {
+                continue;
+            }
+            // The straightest other way (headings over 15 m of each).
+            let straightest_other = std::iter::once(first_other)
+                .chain(others)
+                .map(|a| {
+                    shape.clear();
+                    self.graph.arc_geometry(a, &mut shape);
+                    turn_angle(before, line.plane.start_bearing(&shape)).abs()
+                })
+                .fold(f64::INFINITY, f64::min);
+            out[i].obvious = angle.abs() < straightest_other;
+        }
+        out
+    }
+
+    /// Traffic control met on the way, where it applies to the direction travelled.
+    fn stops(&self, pieces: &[Piece]) -> Vec<Stop> {
+        let g = &self.graph;
+        let mut stops = Vec::new();
+        for p in pieces {
+            if !p.reaches_head || !g.arc_attrs[p.arc as usize].head_control() {
+                continue;
+            }
+            let head = g.arc_head(p.arc);
+            let control = TrafficControl::from_u8(g.node_control[head as usize]);
+            if control != TrafficControl::None {
+                stops.push(Stop {
+                    control,
+                    location: g.node_lon_lat(head),
+                });
+            }
+        }
+        stops
+    }
+
+    /// One step per stretch left by the passes.
+    fn steps(&self, segs: &[Seg], pieces: &[Piece], line: &Line, profile: Profile) -> Vec<Step> {
+        let g = &self.graph;
+        let plane = line.plane;
+        let mut steps: Vec<Step> = Vec::with_capacity(segs.len() + 1);
+        for (si, seg) in segs.iter().enumerate() {
+            let run = &pieces[seg.first..seg.end];
+            let span = run[0].span.start..run[run.len() - 1].span.end;
+            let mut geometry: Vec<[f64; 2]> = line.pts[span].to_vec();
+            if geometry.len() == 1 {
+                geometry.push(geometry[0]);
+            }
+            // Attributes: those of the longest way in the run (the road the step is on); on a
+            // roundabout, the road taken is named by the next step, so the step names the ring.
+            let mut by_class = [0.0f64; 6];
+            let (mut lit_m, mut total) = (0.0, 0.0);
+            for p in run {
+                by_class[p.class as usize] += p.distance;
+                total += p.distance;
+                if p.lit {
+                    lit_m += p.distance;
+                }
+            }
+            let main_way = run[passes::longest(run)].way;
+            let class = SafetyClass::ALL
+                .into_iter()
+                .max_by(|a, b| by_class[*a as usize].total_cmp(&by_class[*b as usize]))
+                .unwrap_or(SafetyClass::Shared);
+            let (name, r#ref) = self.name_of(main_way);
+            let bearing_before = match steps.last() {
+                Some(prev) => plane.end_bearing(&prev.geometry),
+                None => 0.0,
+            };
+            let bearing_after = plane.start_bearing(&geometry);
+            let at = |k: usize| pieces[k].span.start;
+            let next = segs.get(si + 1);
+            let (kind, modifier) = match seg.kind {
+                StepKind::Depart => (StepKind::Depart, None),
+                StepKind::Roundabout if next.is_some() => {
+                    // The exit direction: from the heading entering the ring to the heading
+                    // leaving it.
+                    let leave = next.map_or(line.pts.len() - 1, |n| at(n.first));
+                    let angle =
+                        turn_angle(line.heading_into(at(seg.first)), line.heading_out_of(leave));
+                    (
+                        StepKind::Roundabout,
+                        Some(geometry::modifier_of_angle(angle)),
+                    )
+                }
+                _ => {
+                    // A turn onto the road the maneuver leads to (past any link folded into it);
+                    // a route that ends on a ring turns onto it.
+                    let angle = turn_angle(
+                        line.heading_into(at(seg.first)),
+                        line.heading_out_of(at(seg.onto)),
+                    );
+                    let reversal = seg.reversal(pieces);
+                    let same_road = si > 0
+                        && passes::name_key(pieces, &segs[si - 1])
+                            == run[passes::longest(run)].name;
+                    if reversal || (angle.abs() > passes::UTURN_DEG && same_road) {
+                        (StepKind::UTurn, Some("uturn"))
+                    } else {
+                        let m = geometry::modifier_of_angle(angle);
+                        let k = if m == "straight" {
+                            StepKind::Continue
+                        } else {
+                            StepKind::Turn
+                        };
+                        (k, Some(m))
+                    }
+                }
+            };
+            let exit = (kind == StepKind::Roundabout)
+                .then(|| roundabout::exit_number(self, pieces, seg, profile));
+            steps.push(Step {
+                kind,
+                modifier,
+                location: geometry[0],
+                bearing_before,
+                bearing_after,
+                distance_m: total,
+                duration_s: run.iter().map(|p| p.duration).sum(),
+                delta_elevation_m: run.iter().map(|p| p.delta_elevation).sum(),
+                gain_m: run.iter().map(|p| p.gain).sum(),
+                loss_m: run.iter().map(|p| p.loss).sum(),
+                name,
+                r#ref,
+                safety_class: class,
+                cycle_routes: g.route_names(main_way).map(str::to_string).collect(),
+                lit: total > 0.0 && lit_m * 2.0 >= total,
+                exit,
+                push: run.iter().any(|p| p.push),
+                arcs: run.iter().map(|p| p.arc).collect(),
+                geometry,
+            });
+        }
+        steps
+    }
+}
+
+/// Cuts the leg at every junction that might need words: roundabout entries and exits (a leg that
+/// starts on a ring departs, then takes its exit from the next junction on), reversals, changes of
+/// road name, and turns where the road taken is not the obvious way on.
+fn cut(pieces: &[Piece], junctions: &[Junction]) -> Vec<Seg> {
+    let mut segs = Vec::new();
+    let mut start = 0;
+    let mut kind = StepKind::Depart;
+    for i in 1..pieces.len() {
+        let (prev, cur, j) = (&pieces[i - 1], &pieces[i], junctions[i]);
+        let boundary = if cur.ring != prev.ring {
+            Some(if cur.ring {
+                StepKind::Roundabout
+            } else {
+                StepKind::Turn
+            })
+        } else if cur.ring {
+            // Starting on the ring: the departure is the first piece, the roundabout the rest.
+            (i == 1).then_some(StepKind::Roundabout)
+        } else if j.reversal {
+            Some(StepKind::UTurn)
+        } else if cur.name != prev.name {
+            Some(StepKind::Turn)
+        } else if j.angle.abs() >= passes::SAME_ROAD_TURN_DEG && !j.obvious {
+            // The same road turns at a junction where another way is straighter: say so.
+            Some(StepKind::Turn)
+        } else {
+            None
+        };
+        if let Some(k) = boundary {
+            segs.push(Seg::new(start, i, kind));
+            start = i;
+            kind = k;
+        }
+    }
+    if !pieces.is_empty() {
+        segs.push(Seg::new(start, pieces.len(), kind));
+    }
+    segs
+}

@@ -1,0 +1,313 @@
+//! Collapse passes over a leg cut into stretches (after OSRM's guidance post-processing): each pass
+//! is small, named after what it detects, and folds stretches a rider would not hear as a maneuver
+//! into their neighbours. docs/guidance.md gives each pass its reason.
+//!
+//! A stretch ([`Seg`]) is a run of pieces whose maneuver sits where its first piece begins. Folding a
+//! stretch *forward* moves the next maneuver back to its start (a link folded into the turn it
+//! serves); folding it *back* drops its maneuver (the rider just rides on). A pass never folds into
+//! or out of a roundabout, and never hides a reversal.
+
+use super::geometry::{Line, turn_angle};
+use super::{Piece, StepKind};
+use crate::graph::CityGraph;
+
+/// A turn smaller than this keeps a step going on the same road.
+pub const SAME_ROAD_TURN_DEG: f64 = 45.0;
+/// Sharper than this onto the same road (its other carriageway) is a U-turn; onto another road it
+/// is a sharp turn.
+pub const UTURN_DEG: f64 = 165.0;
+/// Up to this the maneuver reads as straight on.
+const STRAIGHT_DEG: f64 = 20.0;
+/// A first or last stretch shorter than this comes from a waypoint on (or a snap beside) a junction.
+pub const WAYPOINT_ON_JUNCTION_M: f64 = 3.0;
+/// A stretch shorter than this between two maneuvers is part of one of them: a crossing, a slip
+/// lane, a sidewalk hop, the offset of a staggered junction.
+pub const SHORT_STRETCH_M: f64 = 15.0;
+/// A new name ridden straight through for less than this is not announced.
+pub const SHORT_NAME_M: f64 = 50.0;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Seg {
+    /// Pieces `first..end`.
+    pub first: usize,
+    pub end: usize,
+    /// `Depart` and `Roundabout` are kept as they are; any other maneuver is decided from the turn
+    /// when the step is built.
+    pub kind: StepKind,
+    /// The piece where the road the maneuver leads onto begins (later than `first` when a link was
+    /// folded into the maneuver).
+    pub onto: usize,
+}
+
+impl Seg {
+    pub fn new(first: usize, end: usize, kind: StepKind) -> Seg {
+        Seg {
+            first,
+            end,
+            kind,
+            onto: first,
+        }
+    }
+
+    /// Whether the maneuver turns back along the arc it came on (at its start or inside a link
+    /// folded into it).
+    pub fn reversal(&self, pieces: &[Piece]) -> bool {
+        (self.first.max(1)..=self.onto.min(self.end - 1))
+            .any(|k| pieces[k].arc == pieces[k - 1].arc ^ 1)
+    }
+}
+
+/// Index (within `run`) of its longest piece: the road a stretch is on.
+pub fn longest(run: &[Piece]) -> usize {
+    let mut best = 0;
+    for (i, p) in run.iter().enumerate() {
+        if p.distance > run[best].distance {
+            best = i;
+        }
+    }
+    best
+}
+
+/// The name and ref of a stretch's road.
+pub fn name_key(pieces: &[Piece], s: &Seg) -> (u32, u32) {
+    let run = &pieces[s.first..s.end];
+    run[longest(run)].name
+}
+
+struct Cx<'a> {
+    pieces: &'a [Piece],
+    line: &'a Line,
+    graph: &'a CityGraph,
+}
+
+impl Cx<'_> {
+    fn distance(&self, s: &Seg) -> f64 {
+        self.pieces[s.first..s.end].iter().map(|p| p.distance).sum()
+    }
+
+    fn name(&self, s: &Seg) -> (u32, u32) {
+        name_key(self.pieces, s)
+    }
+
+    /// The turn of a stretch's maneuver: the heading into its start to the heading out of the road
+    /// it leads onto.
+    fn angle(&self, s: &Seg) -> f64 {
+        let at = |k: usize| self.pieces[k].span.start;
+        turn_angle(
+            self.line.heading_into(at(s.first)),
+            self.line.heading_out_of(at(s.onto)),
+        )
+    }
+
+    /// A maneuver that only rides on: straight, no reversal.
+    fn straight_on(&self, s: &Seg) -> bool {
+        !s.reversal(self.pieces) && self.angle(s).abs() <= STRAIGHT_DEG
+    }
+
+    /// Whether two names are one road to a rider: equal names with another ref, or names that
+    /// differ only by a compass word (`West 4th Street` / `East 4th Street`, `Main Street North`), or
+    /// an unnamed road that keeps the ref.
+    fn same_road_name(&self, a: (u32, u32), b: (u32, u32)) -> bool {
+        if a == b {
+            return true;
+        }
+        let g = self.graph;
+        let (na, nb) = (g.string(a.0), g.string(b.0));
+        if na.is_empty() || nb.is_empty() {
+            return a.1 == b.1 && a.1 != 0;
+        }
+        na == nb || strip_compass(na).eq_ignore_ascii_case(strip_compass(nb))
+    }
+}
+
+/// A street name without a leading or trailing compass word (kept when the rest is a single word:
+/// `West Broadway` is not `Broadway`, `North Street` not `South Street`).
+fn strip_compass(name: &str) -> &str {
+    const WORDS: [&str; 16] = [
+        "north",
+        "south",
+        "east",
+        "west",
+        "n",
+        "s",
+        "e",
+        "w",
+        "northeast",
+        "northwest",
+        "southeast",
+        "southwest",
+        "ne",
+        "nw",
+        "se",
+        "sw",
+    ];
+    let is_compass = |w: &str| {
+        WORDS
+            .iter()
+            .any(|c| c.eq_ignore_ascii_case(w.trim_end_matches('.')))
+    };
+    let mut s = name.trim();
+    if let Some((first, rest)) = s.split_once(' ')
+        && is_compass(first)
+        && rest.contains(' ')
+    {
+        s = rest;
+    }
+    if let Some((rest, last)) = s.rsplit_once(' ')
+        && is_compass(last)
+        && rest.contains(' ')
+    {
+        s = rest;
+    }
+    s
+}
+
+/// Stretch `i` and the one after it become one, with the maneuver at `i`'s start and the road of
+/// the one after.
+fn fold_forward(segs: &mut Vec<Seg>, i: usize) {
+    let (a, b) = (segs[i], segs[i + 1]);
+    segs[i + 1] = Seg {
+        first: a.first,
+        end: b.end,
+        kind: if a.kind == StepKind::Depart {
+            StepKind::Depart
+        } else {
+            StepKind::Turn
+        },
+        onto: b.onto,
+    };
+    segs.remove(i);
+}
+
+/// Stretch `i` joins the one before it: its maneuver is dropped.
+fn fold_back(segs: &mut Vec<Seg>, i: usize) {
+    segs[i - 1].end = segs[i].end;
+    segs.remove(i);
+}
+
+fn ring(s: &Seg) -> bool {
+    s.kind == StepKind::Roundabout
+}
+
+/// Runs every pass in order.
+pub(crate) fn run(
+    mut segs: Vec<Seg>,
+    pieces: &[Piece],
+    line: &Line,
+    graph: &CityGraph,
+) -> Vec<Seg> {
+    let cx = Cx {
+        pieces,
+        line,
+        graph,
+    };
+    waypoint_on_junction(&mut segs, &cx);
+    short_stretches(&mut segs, &cx);
+    same_road(&mut segs, &cx);
+    name_changes(&mut segs, &cx);
+    same_road(&mut segs, &cx);
+    segs
+}
+
+/// A waypoint on a junction (or snapped a metre or two before one) leaves a stretch of almost no
+/// length at the start or end of the leg: the departure takes the road the trip continues on, the
+/// arrival the road it came on.
+fn waypoint_on_junction(segs: &mut Vec<Seg>, cx: &Cx) {
+    if segs.len() >= 2 && cx.distance(&segs[0]) < WAYPOINT_ON_JUNCTION_M && !ring(&segs[1]) {
+        fold_forward(segs, 0);
+    }
+    let n = segs.len();
+    if n >= 2
+        && cx.distance(&segs[n - 1]) < WAYPOINT_ON_JUNCTION_M
+        && !ring(&segs[n - 2])
+        && segs[n - 1].kind != StepKind::Depart
+    {
+        fold_back(segs, n - 1);
+    }
+}
+
+/// A stretch shorter than [`SHORT_STRETCH_M`] between two maneuvers (a crossing, a slip lane, a
+/// sidewalk hop, a staggered junction's offset) folds into the maneuver after it, which then
+/// reads the turn from the road before to the road after; before a roundabout it joins the road
+/// before instead. Between two roundabouts it stays (it is the road between them).
+fn short_stretches(segs: &mut Vec<Seg>, cx: &Cx) {
+    let mut i = 1;
+    while i + 1 < segs.len() {
+        let s = segs[i];
+        if ring(&s) || s.kind == StepKind::Depart || cx.distance(&s) >= SHORT_STRETCH_M {
+            i += 1;
+        } else if !ring(&segs[i + 1]) {
+            fold_forward(segs, i);
+        } else if !ring(&segs[i - 1]) {
+            fold_back(segs, i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Staying on the same road: a stretch on the road of the one before, reached by less than
+/// [`SAME_ROAD_TURN_DEG`] (a split way, a bend, a staggered crossing folded above), is the same step.
+fn same_road(segs: &mut Vec<Seg>, cx: &Cx) {
+    let mut i = 1;
+    while i < segs.len() {
+        let (prev, s) = (segs[i - 1], segs[i]);
+        if !ring(&prev)
+            && !ring(&s)
+            && s.kind != StepKind::Depart
+            && !s.reversal(cx.pieces)
+            && cx.name(&prev) == cx.name(&s)
+            && cx.angle(&s).abs() < SAME_ROAD_TURN_DEG
+        {
+            fold_back(segs, i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Name changes ridden straight through (OSRM's obvious continuations and short name segments): a
+/// new name that is the same road to a rider (a compass word, a ref), a short stretch of another
+/// name between two of the same (`A → B → A`), a short new name followed straight on by yet another,
+/// and a short unnamed stretch are not announced.
+fn name_changes(segs: &mut Vec<Seg>, cx: &Cx) {
+    let mut i = 1;
+    while i < segs.len() {
+        let (prev, s) = (segs[i - 1], segs[i]);
+        if ring(&prev) || ring(&s) || s.kind == StepKind::Depart || !cx.straight_on(&s) {
+            i += 1;
+            continue;
+        }
+        let (before, here) = (cx.name(&prev), cx.name(&s));
+        let short = cx.distance(&s) < SHORT_NAME_M;
+        let next = segs.get(i + 1).filter(|n| !ring(n) && cx.straight_on(n));
+        if cx.same_road_name(before, here) {
+            fold_back(segs, i);
+        } else if short && next.is_some_and(|n| cx.name(n) == before) {
+            // A → B → A: B is a crossing of another name, or a mapping slip.
+            fold_back(segs, i);
+            fold_back(segs, i);
+        } else if short && (next.is_some() || here == (0, 0)) {
+            // A short new name ridden straight into yet another, or a short unnamed stretch.
+            fold_back(segs, i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_compass;
+
+    #[test]
+    fn compass_words_are_not_part_of_the_road() {
+        assert_eq!(strip_compass("West 4th Street"), "4th Street");
+        assert_eq!(strip_compass("E. 4th Street"), "4th Street");
+        assert_eq!(strip_compass("Main Street North"), "Main Street");
+        assert_eq!(strip_compass("North"), "North");
+        assert_eq!(strip_compass("North Street"), "North Street");
+        assert_eq!(strip_compass("West Broadway"), "West Broadway");
+        assert_eq!(strip_compass("Broadway"), "Broadway");
+    }
+}

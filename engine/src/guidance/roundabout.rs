@@ -1,0 +1,53 @@
+//! Roundabout exits as a rider counts them: the ways off the ring at each junction passed after
+//! entering, plus the one taken. Not counted: ways the profile may not take off the ring (an entry
+//! that is one-way towards the ring, a footway a rider would have to push along), and unnamed dead
+//! ends (driveways). A leg that starts on the ring counts from the first junction after its start.
+//! `highway=mini_roundabout` is a node, not a ring: the pipeline keeps it a plain junction, so
+//! guidance names the turn taken there.
+
+use super::Piece;
+use super::passes::Seg;
+use crate::city::{City, Profile};
+use crate::graph::{ArcId, BikeAccess, way_flags};
+
+/// The exit number (1-based) of a roundabout stretch.
+pub(crate) fn exit_number(city: &City, pieces: &[Piece], seg: &Seg, profile: Profile) -> u32 {
+    let mut passed = 0;
+    for k in seg.first.max(1)..seg.end {
+        // The junction at the tail of piece `k`; at the ring's entry the rider has not yet joined
+        // it (a way leaving there is behind them or taken instead of the ring).
+        let (prev, cur) = (&pieces[k - 1], &pieces[k]);
+        if !prev.ring || !prev.reaches_head {
+            continue;
+        }
+        if city
+            .choices_after(prev.arc, profile)
+            .any(|a| a != cur.arc && counts_as_exit(city, a, profile))
+        {
+            passed += 1;
+        }
+    }
+    passed + 1
+}
+
+/// Whether a way off the ring is an exit a rider counts.
+fn counts_as_exit(city: &City, arc: ArcId, profile: Profile) -> bool {
+    let g = &city.graph;
+    let way = g.arc_way(arc) as usize;
+    if g.way_flags[way] & way_flags::ROUNDABOUT != 0 {
+        return false;
+    }
+    let attrs = g.arc_attrs[arc as usize];
+    let usable = match profile {
+        Profile::Cycling => attrs.bike() == BikeAccess::Ride,
+        Profile::Walking => attrs.foot(),
+    };
+    if !usable {
+        return false;
+    }
+    // An unnamed way that ends where it leaves the ring's next node is a driveway.
+    let head = g.arc_head(arc) as usize;
+    let adj = &city.adjacency;
+    let dead_end = adj.first_out[head + 1] - adj.first_out[head] <= 1;
+    !(dead_end && g.way_name[way] == 0 && g.way_ref[way] == 0)
+}
