@@ -9,6 +9,7 @@ import authPlugin from './plugins/auth.js';
 import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
 import filesPlugin from './plugins/files.js';
+import oauthPlugin from './plugins/oauth.js';
 import openapiPlugin from './plugins/openapi.js';
 import storagePlugin from './plugins/storage.js';
 import versionsPlugin from './plugins/versions.js';
@@ -49,6 +50,7 @@ export async function buildApp({
   await app.register(authPlugin, { config, rateLimitStore });
   await app.register(enginePlugin, { config });
   await app.register(filesPlugin, { config });
+  await app.register(oauthPlugin, { config });
 
   await app.register(healthRoutes);
   await app.register(authRoutes);

@@ -9,6 +9,7 @@ import { SessionService } from '../auth/sessions.js';
 import { TokenService } from '../auth/tokens.js';
 import type { Config } from '../config.js';
 import { HttpError } from '../errors.js';
+import { acceptsOAuth } from '../oauth/scope.js';
 import { type Bucket, MemoryRateLimitStore, type RateClass, type RateLimitStore } from '../ratelimit.js';
 
 declare module 'fastify' {
@@ -23,6 +24,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access;
     rateClass?: RateClass;
+    /**
+     * The route reads its own `Authorization` header (the OAuth endpoints: HTTP Basic client
+     * authentication); no platform credential is resolved and the caller counts as anonymous.
+     */
+    ownCredentials?: boolean;
   }
 }
 
@@ -69,12 +75,21 @@ export default fp(
     // Set by the hook below before any handler runs.
     app.decorateRequest('credential', null as never);
 
+    // The endpoints OAuth access tokens work on get the rule wherever they are declared.
+    app.addHook('onRoute', (route) => {
+      if (!acceptsOAuth(route.method, route.url)) return;
+      const config = (route.config ?? {}) as { access?: Access };
+      route.config = { ...config, access: { ...config.access, oauth: 'accept' } } as typeof route.config;
+    });
+
     app.addHook('onRequest', async (request, reply) => {
       // Unknown paths go straight to the 404 handler. (`routeOptions` is rebuilt on every read.)
       const route = request.routeOptions;
       if (!route.url) return;
       const routeConfig = route.config;
-      request.credential = await resolver.resolve(request);
+      request.credential = routeConfig.ownCredentials
+        ? { type: 'anonymous' }
+        : await resolver.resolve(request);
       authorize(routeConfig.access, request.credential);
       const cls = routeConfig.rateClass;
       if (!cls) return;

@@ -1,0 +1,186 @@
+// The OAuth 2.1 authorization server (interface spec, Authentication part 4; decisions.md "OAuth
+// 2.1"): oidc-provider configured for the authorization-code flow with PKCE S256 only, exact
+// redirect matching, single-use codes, rotating refresh tokens with replay detection, ES256 JWT
+// access tokens for this API and ID tokens signed with the server's own keys, over a storage adapter
+// on the project's SQLite database.
+import { timingSafeEqual } from 'node:crypto';
+import Provider, {
+  type Adapter,
+  type AdapterPayload,
+  type Configuration,
+  errors,
+  type KoaContextWithOIDC,
+} from 'oidc-provider';
+import { sha256 } from '../auth/secrets.js';
+import { ACCESS_TOKEN_SECONDS } from '../auth/tokens.js';
+import type { OAuthRepository } from '../db/oauth.js';
+import type { Repositories } from '../db/repositories.js';
+import { clientMetadata } from './clients.js';
+
+/** Where oidc-provider is mounted: its issuer is `{base_url}/auth/v1`, like the session tokens'. */
+export const OAUTH_MOUNT = '/auth/v1';
+/** The rider's sign-in and consent pages (`{consent_url}`), one per login request. */
+export const CONSENT_PATH = '/oauth/consent';
+export const SCOPES = ['openid', 'email'] as const;
+/** The audience of access tokens: the one the server's token verifier expects. */
+const AUDIENCE = 'quietway';
+export const LOGIN_REQUEST_SECONDS = 180;
+export const CODE_SECONDS = 600;
+/** The rider's sign-in at the authorization server (a browser cookie), so later apps skip the password. */
+const BROWSER_SESSION_SECONDS = 86_400;
+
+/** oidc-provider's storage adapter over the SQLite repository; `consumed` is kept and returned. */
+function sqliteAdapter(repo: OAuthRepository) {
+  const withConsumed = (a: ReturnType<OAuthRepository['find']>): AdapterPayload | undefined =>
+    a && (a.consumedAt === null ? a.payload : { ...a.payload, consumed: a.consumedAt });
+  return class SqliteAdapter implements Adapter {
+    constructor(private readonly model: string) {}
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      repo.upsert(this.model, id, payload as Record<string, unknown>, expiresIn);
+    }
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      if (this.model === 'Client') {
+        const c = repo.client(id);
+        return c && (clientMetadata(c) as AdapterPayload | undefined);
+      }
+      return withConsumed(repo.find(this.model, id));
+    }
+    async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      return withConsumed(repo.findByUid(this.model, uid));
+    }
+    async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      return withConsumed(repo.findByUserCode(this.model, userCode));
+    }
+    async consume(id: string): Promise<void> {
+      repo.consume(this.model, id);
+    }
+    async destroy(id: string): Promise<void> {
+      repo.destroy(this.model, id);
+    }
+    async revokeByGrantId(grantId: string): Promise<void> {
+      repo.revokeByGrantId(this.model, grantId);
+    }
+  };
+}
+
+export interface ProviderOptions {
+  repos: Repositories;
+  /** `{base_url}/auth/v1`. */
+  issuer: string;
+  refreshTokenDays: number;
+  trustProxy: boolean;
+  /** Renders the error page for authorize-time problems (never a redirect). */
+  renderError: (ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }) => void;
+}
+
+export function createProvider(o: ProviderOptions): Provider {
+  const { repos } = o;
+  // The same ES256 keys that sign session tokens and are published at /auth/v1/.well-known/jwks.json.
+  const keys = repos.signingKeys.active().map((k) => JSON.parse(k.privateJwk) as Record<string, unknown>);
+  const resource = new URL('/', o.issuer).href;
+  const refreshSeconds = o.refreshTokenDays * 86_400;
+
+  const configuration: Configuration = {
+    adapter: sqliteAdapter(repos.oauth),
+    jwks: { keys: keys as never },
+    clients: [],
+    async findAccount(_ctx, sub) {
+      const user = repos.users.byIdentity(sub);
+      if (!user) return undefined;
+      return { accountId: sub, claims: async () => ({ sub, email: user.email }) };
+    },
+    claims: { openid: ['sub'], email: ['email'] },
+    scopes: [...SCOPES],
+    // The ID token carries the email even though an access token is issued beside it.
+    conformIdTokenClaims: false,
+    responseTypes: ['code'],
+    clientAuthMethods: ['none', 'client_secret_basic'],
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      id_token_signed_response_alg: 'ES256',
+      token_endpoint_auth_method: 'none',
+    },
+    enabledJWA: {
+      idTokenSigningAlgValues: ['ES256'],
+      clientAuthSigningAlgValues: ['ES256'],
+      requestObjectSigningAlgValues: ['ES256'],
+      userinfoSigningAlgValues: ['ES256'],
+      introspectionSigningAlgValues: ['ES256'],
+      authorizationSigningAlgValues: ['ES256'],
+    },
+    pkce: { required: () => true },
+    allowOmittingSingleRegisteredRedirectUri: false,
+    // Every authorize request asks the rider again and makes its own grant (a token family of its own).
+    loadExistingGrant: async () => undefined,
+    expiresWithSession: async () => false,
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: () => true,
+    // The grant id is the access token's `sid`: the server refuses tokens of a revoked grant.
+    extraTokenClaims: async (_ctx, token) =>
+      'grantId' in token && token.grantId ? { sid: token.grantId } : undefined,
+    ttl: {
+      AccessToken: ACCESS_TOKEN_SECONDS,
+      AuthorizationCode: CODE_SECONDS,
+      IdToken: ACCESS_TOKEN_SECONDS,
+      Interaction: LOGIN_REQUEST_SECONDS,
+      RefreshToken: refreshSeconds,
+      Grant: refreshSeconds,
+      Session: BROWSER_SESSION_SECONDS,
+    },
+    cookies: {
+      keys: [repos.oauth.serverSecret('oauth-cookies')],
+      long: { httpOnly: true, sameSite: 'lax' },
+      short: { httpOnly: true, sameSite: 'lax' },
+    },
+    routes: {
+      authorization: '/oauth/authorize',
+      token: '/oauth/token',
+      revocation: '/oauth/revoke',
+      // Served by the server's own route (the same keys).
+      jwks: '/.well-known/jwks.json',
+    },
+    interactions: { url: async (_ctx, interaction) => `${CONSENT_PATH}/${interaction.uid}` },
+    features: {
+      devInteractions: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      userinfo: { enabled: false },
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        // Access tokens are always for this API, whether or not the app names it.
+        defaultResource: async () => resource,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, indicator) => {
+          if (indicator !== resource) throw new errors.InvalidTarget();
+          return {
+            scope: SCOPES.join(' '),
+            audience: AUDIENCE,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: ACCESS_TOKEN_SECONDS,
+            jwt: { sign: { alg: 'ES256' } },
+          };
+        },
+      },
+    },
+    async renderError(ctx, out) {
+      o.renderError(ctx, out as { error: string; error_description?: string });
+    },
+  };
+
+  const provider = new Provider(o.issuer, configuration);
+  provider.proxy = o.trustProxy;
+  // Confidential apps' secrets are stored as SHA-256 digests (shown once, like API keys), so the
+  // presented secret is hashed before the constant-time comparison.
+  provider.Client.prototype.compareClientSecret = function compareClientSecret(
+    this: { clientSecret?: string },
+    actual: string,
+  ): boolean {
+    const stored = Buffer.from(this.clientSecret ?? '', 'utf8');
+    const given = Buffer.from(sha256(String(actual)), 'utf8');
+    return stored.length === given.length && timingSafeEqual(stored, given);
+  };
+  return provider;
+}
