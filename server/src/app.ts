@@ -15,6 +15,7 @@ import storagePlugin from './plugins/storage.js';
 import versionsPlugin from './plugins/versions.js';
 import type { RateLimitStore } from './ratelimit.js';
 import adminKeyRoutes from './routes/admin/keys.js';
+import adminOAuthClientRoutes from './routes/admin/oauth-clients.js';
 import authRoutes from './routes/auth/index.js';
 import directionsV1 from './routes/directions/v1.js';
 import directionsV2 from './routes/directions/v2.js';
@@ -55,6 +56,7 @@ export async function buildApp({
   await app.register(healthRoutes);
   await app.register(authRoutes);
   await app.register(adminKeyRoutes);
+  await app.register(adminOAuthClientRoutes);
   await app.register(directionsV2);
   await app.register(directionsV1);
   await app.register(userRoutes);

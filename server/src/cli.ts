@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The `quietway` command: serve, build-graph, keys, users.
+// The `quietway` command: serve, build-graph, keys, users, oauth-clients.
 import { keysCommand, usersCommand } from './commands/admin.js';
 import { buildGraphCommand } from './commands/build-graph.js';
+import { oauthClientsCommand } from './commands/oauth-clients.js';
 import { ConfigError, loadConfig } from './config.js';
 import { startServer } from './server.js';
 import { SERVER_VERSION } from './version.js';
@@ -13,6 +14,7 @@ Usage:
   quietway build-graph ...       build a city graph from OSM extracts
   quietway keys ...              create, list and revoke API keys
   quietway users ...             manage rider accounts (promote an admin)
+  quietway oauth-clients ...     register third-party apps (OAuth 2.1 sign-in)
   quietway --version | --help
 `;
 
@@ -29,6 +31,8 @@ async function main(argv: string[]): Promise<number> {
       return keysCommand(loadConfig(), rest);
     case 'users':
       return usersCommand(loadConfig(), rest);
+    case 'oauth-clients':
+      return oauthClientsCommand(loadConfig(), rest);
     case '--version':
     case '-v':
       console.log(SERVER_VERSION);

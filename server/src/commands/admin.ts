@@ -18,7 +18,7 @@ const USERS_USAGE = `Usage:
   quietway users promote <email>    make a rider an admin
   quietway users demote <email>     make an admin a rider again`;
 
-function withRepos<T>(config: Config, fn: (repos: Repositories) => T): T {
+export function withRepos<T>(config: Config, fn: (repos: Repositories) => T): T {
   const repos = sqliteRepositories(openDatabase(config.databasePath));
   try {
     return fn(repos);

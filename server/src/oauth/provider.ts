@@ -112,7 +112,10 @@ export function createProvider(o: ProviderOptions): Provider {
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
     // Every authorize request asks the rider again and makes its own grant (a token family of its own).
-    loadExistingGrant: async () => undefined,
+    loadExistingGrant: async (ctx) => {
+      const grantId = ctx.oidc.result?.consent?.grantId;
+      return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+    },
     expiresWithSession: async () => false,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: () => true,
