@@ -85,7 +85,9 @@ describe('OAuth pages in Chromium', () => {
     // The email field has the focus; Tab moves to the password, Enter submits.
     await page.keyboard.type(RIDER.email);
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('password');
+    expect(await page.locator('#password').evaluate((el) => el === el.ownerDocument.activeElement)).toBe(
+      true,
+    );
     await page.keyboard.type(RIDER.password);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Bike Buddy wants to sign you in' }).waitFor();
@@ -149,7 +151,7 @@ describe('OAuth pages in Chromium', () => {
     await framer.waitForLoadState('load');
     const frame = framer.frames().find((f) => f !== framer.mainFrame());
     // Chromium refuses the page (frame-ancestors 'none') and shows its own error document instead.
-    expect(frame?.url()).toMatch(/^chrome-error:/);
+    await expect.poll(() => frame?.url(), { timeout: 10_000 }).toMatch(/^chrome-error:/);
     expect(await frame?.locator('#email').count()).toBe(0);
     await ctx.close();
   });
