@@ -45,7 +45,7 @@ function page(status: number, title: string, content: string): Page {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${escapeHtml(title)} · Quietway</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>
@@ -63,7 +63,7 @@ ${content}
       'content-security-policy': `default-src 'none'; style-src 'nonce-${nonce}'; base-uri 'none'; frame-ancestors 'none'`,
       'x-frame-options': 'DENY',
       'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
+      'referrer-policy': 'same-origin',
       'cache-control': 'no-store',
     },
     body,
