@@ -564,6 +564,23 @@ describe('attacks fail safely', () => {
     expect(noVerifier.status).toBe(400);
   });
 
+  it('two requests racing with one refresh token: one wins, the other is a replay that ends the family', async () => {
+    const config = await discover(publicApp.client_id);
+    const tokens = await tokensFor(config);
+    const form = {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token as string,
+      client_id: publicApp.client_id,
+    };
+    const answers = await Promise.all([tokenRequest(form), tokenRequest(form)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    const won = answers.find((a) => a.status === 200)?.body as Record<string, string>;
+    expect(answers.find((a) => a.status === 400)?.body.error).toBe('invalid_grant');
+    const next = await tokenRequest({ ...form, refresh_token: won.refresh_token as string });
+    expect(next.body.error).toBe('invalid_grant');
+    expect((await directions(won.access_token as string)).status).toBe(401);
+  });
+
   it('pages refuse framing and forged form posts', async () => {
     const b = new FormBrowser(s.base);
     const first = await b.request(authorizeUrl(base()));

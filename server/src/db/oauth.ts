@@ -51,7 +51,13 @@ export interface OAuthRepository {
   find(model: string, id: string): OAuthArtefact | undefined;
   findByUid(model: string, uid: string): OAuthArtefact | undefined;
   findByUserCode(model: string, userCode: string): OAuthArtefact | undefined;
-  consume(model: string, id: string): void;
+  /**
+   * Marks a single-use artefact used. False when it already was: two requests raced with the same
+   * code or refresh token, and the one that lost is a replay.
+   */
+  consume(model: string, id: string): boolean;
+  /** The grant an artefact belongs to. */
+  grantOf(model: string, id: string): string | null;
   destroy(model: string, id: string): void;
   revokeByGrantId(model: string, grantId: string): void;
 
@@ -138,6 +144,7 @@ export function sqliteOAuth(db: Db): OAuthRepository {
       'UPDATE oauth_artefacts SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL',
     ),
     destroy: db.prepare('DELETE FROM oauth_artefacts WHERE model = ? AND id = ?'),
+    grantOf: db.prepare('SELECT grant_id FROM oauth_artefacts WHERE model = ? AND id = ?').pluck(),
     revokeByGrant: db.prepare('DELETE FROM oauth_artefacts WHERE model = ? AND grant_id = ?'),
     sweep: db.prepare('DELETE FROM oauth_artefacts WHERE expires_at IS NOT NULL AND expires_at <= ?'),
     // A grant's session row: the `sid` of the app's access tokens.
@@ -235,7 +242,10 @@ export function sqliteOAuth(db: Db): OAuthRepository {
     findByUserCode: (model, userCode) =>
       toArtefact(s.findByUserCode.get(model, userCode, epoch()) as ArtefactRow | undefined),
     consume(model, id) {
-      s.consume.run(epoch(), model, id);
+      return s.consume.run(epoch(), model, id).changes === 1;
+    },
+    grantOf(model, id) {
+      return (s.grantOf.get(model, id) as string | undefined) ?? null;
     },
     destroy(model, id) {
       db.transaction(() => {

@@ -29,6 +29,9 @@ export const CODE_SECONDS = 600;
 /** The rider's sign-in at the authorization server (a browser cookie), so later apps skip the password. */
 const BROWSER_SESSION_SECONDS = 86_400;
 
+/** The artefacts that belong to a grant (ended with it). */
+const GRANT_MEMBERS = ['AccessToken', 'AuthorizationCode', 'RefreshToken'];
+
 /** oidc-provider's storage adapter over the SQLite repository; `consumed` is kept and returned. */
 function sqliteAdapter(repo: OAuthRepository) {
   const withConsumed = (a: ReturnType<OAuthRepository['find']>): AdapterPayload | undefined =>
@@ -52,7 +55,15 @@ function sqliteAdapter(repo: OAuthRepository) {
       return withConsumed(repo.findByUserCode(this.model, userCode));
     }
     async consume(id: string): Promise<void> {
-      repo.consume(this.model, id);
+      if (repo.consume(this.model, id)) return;
+      // Another request used this code or refresh token between oidc-provider's read and this
+      // write: the loser is a replay, so the grant ends as it would for one presented later.
+      const grantId = repo.grantOf(this.model, id);
+      if (grantId) {
+        for (const model of GRANT_MEMBERS) repo.revokeByGrantId(model, grantId);
+        repo.destroy('Grant', grantId);
+      }
+      throw new errors.InvalidGrant('grant request is invalid');
     }
     async destroy(id: string): Promise<void> {
       repo.destroy(this.model, id);

@@ -182,8 +182,7 @@ async function interactionPages(app: FastifyInstance, { provider }: { provider: 
   /** Refuses a form post without this request's CSRF token or from another origin. */
   function forged(request: FastifyRequest, uid: string): boolean {
     const origin = request.headers.origin;
-    if (origin && origin !== 'null' && URL.parse(origin)?.host !== request.headers.host) return true;
-    if (origin === 'null') return true;
+    if (origin && URL.parse(origin)?.host !== request.host) return true;
     return !csrfOk(uid, (request.body as Record<string, unknown> | undefined)?.csrf);
   }
   const forgedPage = () => errorPage(403, 'Request refused', 'The form was not sent from this page.');
