@@ -581,6 +581,20 @@ describe('attacks fail safely', () => {
     expect((await directions(won.access_token as string)).status).toBe(401);
   });
 
+  it('the store refuses a second use that slipped past oidc-provider’s check, ending the grant', async () => {
+    const config = await discover(publicApp.client_id);
+    const tokens = await tokensFor(config);
+    // As if two requests had both read the refresh token unused: the second write loses.
+    const adapter = (
+      s.app.oauth.RefreshToken as unknown as { adapter: { consume(id: string): Promise<void> } }
+    ).adapter;
+    await adapter.consume(tokens.refresh_token as string);
+    await expect(adapter.consume(tokens.refresh_token as string)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    expect((await directions(tokens.access_token)).status).toBe(401);
+  });
+
   it('pages refuse framing and forged form posts', async () => {
     const b = new FormBrowser(s.base);
     const first = await b.request(authorizeUrl(base()));
