@@ -1,7 +1,9 @@
 // OAuth 2.1 with PKCE (issue 16): the whole flow driven by a certified client library (openid-client)
 // against the running server on 127.0.0.1, client registration by admin API and CLI, the scope of
 // a token on the platform's endpoints, and the attacks, each of which must fail safely.
-import { decodeJwt, decodeProtectedHeader, importJWK, SignJWT } from 'jose';
+
+import Database from 'better-sqlite3';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { oauthClientsCommand } from '../../server/src/commands/oauth-clients.js';
@@ -164,6 +166,14 @@ describe('the whole flow (openid-client)', () => {
     expect(idClaims?.email).toBe(RIDER.email);
     expect(idClaims?.aud).toBe(publicApp.client_id);
     expect(decodeProtectedHeader(tokens.id_token as string).alg).toBe('ES256');
+    // …and its signature checks out against the published JWKS.
+    const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri as string));
+    const verified = await jwtVerify(tokens.id_token as string, jwks, {
+      issuer: s.issuer,
+      audience: publicApp.client_id,
+      algorithms: ['ES256'],
+    });
+    expect(verified.payload.sub).toBe(idClaims?.sub);
     // The access token: an ES256 JWT for this API, under an hour.
     expect(decodeProtectedHeader(tokens.access_token).alg).toBe('ES256');
     const at = decodeJwt(tokens.access_token);
@@ -528,6 +538,27 @@ describe('attacks fail safely', () => {
     });
     expect(refresh.body.error).toBe('invalid_grant');
     expect((await directions(first.body.access_token as string)).status).toBe(401);
+  });
+
+  it('a code older than 10 minutes: invalid_grant', async () => {
+    const config = await discover(publicApp.client_id);
+    const c = await codeFor(config);
+    const code = c.callback.searchParams.get('code') as string;
+    // The code as it stands 10 minutes later: past its expiry in the store.
+    const db = new Database(s.config.databasePath);
+    db.prepare("UPDATE oauth_artefacts SET expires_at = 0 WHERE model = 'AuthorizationCode' AND id = ?").run(
+      code,
+    );
+    db.close();
+    const late = await tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CALLBACK,
+      code_verifier: c.verifier,
+      client_id: publicApp.client_id,
+    });
+    expect(late.status).toBe(400);
+    expect(late.body.error).toBe('invalid_grant');
   });
 
   it('a code redeemed by another client, or with a wrong verifier: invalid_grant', async () => {

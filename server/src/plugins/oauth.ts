@@ -65,6 +65,7 @@ export default fp(
       };
     const asIs = handOver((p) => p);
     const oauthRoute = { access: { public: true }, ownCredentials: true } as const;
+    // The handler of a handed-over route is never reached: its onRequest hook has answered.
     const never = async () => undefined;
 
     app.get(
