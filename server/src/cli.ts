@@ -4,7 +4,6 @@ import { keysCommand, usersCommand } from './commands/admin.js';
 import { buildGraphCommand } from './commands/build-graph.js';
 import { oauthClientsCommand } from './commands/oauth-clients.js';
 import { ConfigError, loadConfig } from './config.js';
-import { startServer } from './server.js';
 import { SERVER_VERSION } from './version.js';
 
 const USAGE = `quietway ${SERVER_VERSION}
@@ -22,6 +21,8 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': {
+      // Loaded on demand: the admin commands need none of the server (nor oidc-provider's Node 20 warning).
+      const { startServer } = await import('./server.js');
       await startServer(loadConfig());
       return -1; // keep running until a signal
     }
