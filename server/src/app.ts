@@ -5,10 +5,12 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import fp from 'fastify-plugin';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
+import type { LogSink } from './logsink.js';
 import authPlugin from './plugins/auth.js';
 import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
 import filesPlugin from './plugins/files.js';
+import limitsPlugin from './plugins/limits.js';
 import oauthPlugin from './plugins/oauth.js';
 import openapiPlugin from './plugins/openapi.js';
 import storagePlugin from './plugins/storage.js';
@@ -28,23 +30,35 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   /** A shared rate-limit store for several processes; in-process by default. */
   rateLimitStore?: RateLimitStore;
+  /** The log destination, when the caller made one (server.ts); reported by /health/. */
+  logSink?: LogSink;
 }
 
 export async function buildApp({
   config,
   logger = false,
   rateLimitStore,
+  logSink,
 }: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     trustProxy: config.trustProxy,
+    // A whole-request deadline: a body that stalls (or trickles) is cut when it passes, with 408.
+    requestTimeout: config.limits.requestTimeoutMs,
+    bodyLimit: config.limits.maxBodyBytes,
+    http: {
+      headersTimeout: config.limits.headersTimeoutMs,
+      // How often Node checks those deadlines (30 s by default, which would let them run over).
+      connectionsCheckingInterval: Math.min(1000, config.limits.headersTimeoutMs),
+    },
     // The spec's paths end with a slash; a request without it is answered as if it had one.
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
-  await app.register(errorsPlugin);
+  await app.register(errorsPlugin, { logSink: logSink ?? null });
+  await app.register(limitsPlugin, { config });
   await app.register(storagePlugin, { config });
   await app.register(versionsPlugin, { config });
   await app.register(openapiPlugin, { config });
@@ -53,7 +67,7 @@ export async function buildApp({
   await app.register(filesPlugin, { config });
   await app.register(oauthPlugin, { config });
 
-  await app.register(healthRoutes);
+  await app.register(healthRoutes, { config });
   await app.register(authRoutes);
   await app.register(adminKeyRoutes);
   await app.register(adminOAuthClientRoutes);

@@ -10,6 +10,10 @@ export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** A whole number from the environment, within bounds. */
+const int = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
 const envSchema = z.object({
   QUIETWAY_HOST: z.string().min(1).default('127.0.0.1'),
   QUIETWAY_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -24,6 +28,7 @@ const envSchema = z.object({
   QUIETWAY_TRUST_PROXY: z.stringbool().default(false),
   QUIETWAY_EXTERNAL_JWT_ISSUER: z.url().optional(),
   QUIETWAY_EXTERNAL_JWKS_URL: z.url().optional(),
+  QUIETWAY_EXTERNAL_JWT_AUDIENCE: z.string().min(1).optional(),
   QUIETWAY_REFRESH_TOKEN_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   QUIETWAY_RATE_LIMITS: z
     .string()
@@ -54,6 +59,19 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(10 * 1024 * 1024),
+  QUIETWAY_REQUEST_TIMEOUT_MS: int(1000, 3_600_000, 60_000),
+  QUIETWAY_HEADERS_TIMEOUT_MS: int(1000, 600_000, 15_000),
+  QUIETWAY_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000, 64),
+  QUIETWAY_MAX_CONNECTIONS: int(0, 1_000_000, 1024),
+  QUIETWAY_MAX_BODY_BYTES: int(1024, 1024 * 1024 * 1024, 1024 * 1024),
+  QUIETWAY_MAX_ROUTING_BODY_BYTES: int(1024, 1024 * 1024 * 1024, 16 * 1024),
+  QUIETWAY_MAX_JSON_DEPTH: int(2, 10_000, 32),
+  QUIETWAY_MAX_UPLOAD_BYTES: int(1024, 1024 * 1024 * 1024, 25 * 1024 * 1024),
+  QUIETWAY_MAX_UPLOADS_PER_USER: int(1, 1000, 2),
+  QUIETWAY_SECRET_KEY: z.string().min(1).optional(),
+  QUIETWAY_SECRET_KEY_FILE: z.string().min(1).optional(),
+  QUIETWAY_PREVIOUS_SECRET_KEYS: z.string().default(''),
+  QUIETWAY_STORAGE_SWEEP_MINUTES: int(0, 7 * 24 * 60, 60),
 });
 
 export interface Config {
@@ -74,7 +92,7 @@ export interface Config {
   /** Take the client IP from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
   /** Tokens of another identity provider accepted beside our own (issuer and JWKS URL). */
-  externalIdp: { issuer: string; jwksUrl: string } | null;
+  externalIdp: { issuer: string; jwksUrl: string; audience: string } | null;
   refreshTokenDays: number;
   rateLimits: RateLimits;
   /** Endpoints answered with 410, as `METHOD /path/` (e.g. `POST /directions/`). */
@@ -83,6 +101,33 @@ export interface Config {
   v1Sunset: string | null;
   /** Largest accepted image upload, bytes. */
   maxImageBytes: number;
+  /** What one client may make the server spend (docs/api.md "Limits"). */
+  limits: {
+    /** Whole-request deadline, headers and body (a stalled body is cut here). */
+    requestTimeoutMs: number;
+    /** Deadline for the request line and headers. */
+    headersTimeoutMs: number;
+    /** Open connections per client address (0: no cap). */
+    maxConnectionsPerClient: number;
+    /** Open connections in all (0: no cap). */
+    maxConnections: number;
+    /** Largest JSON body, bytes (routing endpoints have their own, smaller cap). */
+    maxBodyBytes: number;
+    maxRoutingBodyBytes: number;
+    /** Deepest nesting of arrays and objects in a JSON body. */
+    maxJsonDepth: number;
+    /** Largest multipart upload request, bytes, all parts together. */
+    maxUploadBytes: number;
+    /** Uploads one rider may have in progress at once. */
+    maxUploadsPerUser: number;
+  };
+  /**
+   * The key that encrypts signing keys at rest: from QUIETWAY_SECRET_KEY, else the file
+   * QUIETWAY_SECRET_KEY_FILE (made at first start when missing). Previous keys only decrypt.
+   */
+  secretKey: { value: string | null; file: string; previous: string[] };
+  /** Minutes between sweeps of left-over upload files (0: only at start). */
+  storageSweepMinutes: number;
 }
 
 export class ConfigError extends Error {}
@@ -95,9 +140,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
-  if (Boolean(e.QUIETWAY_EXTERNAL_JWT_ISSUER) !== Boolean(e.QUIETWAY_EXTERNAL_JWKS_URL)) {
+  const external = [
+    e.QUIETWAY_EXTERNAL_JWT_ISSUER,
+    e.QUIETWAY_EXTERNAL_JWKS_URL,
+    e.QUIETWAY_EXTERNAL_JWT_AUDIENCE,
+  ].filter(Boolean).length;
+  if (external !== 0 && external !== 3) {
     throw new ConfigError(
-      'Invalid configuration:\n  QUIETWAY_EXTERNAL_JWT_ISSUER and QUIETWAY_EXTERNAL_JWKS_URL go together',
+      'Invalid configuration:\n  QUIETWAY_EXTERNAL_JWT_ISSUER, QUIETWAY_EXTERNAL_JWKS_URL and QUIETWAY_EXTERNAL_JWT_AUDIENCE go together',
     );
   }
   const dataDir = path.resolve(PROJECT_ROOT, e.QUIETWAY_DATA_DIR);
@@ -116,8 +166,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : path.join(dataDir, 'quietway.db'),
     trustProxy: e.QUIETWAY_TRUST_PROXY,
     externalIdp:
-      e.QUIETWAY_EXTERNAL_JWT_ISSUER && e.QUIETWAY_EXTERNAL_JWKS_URL
-        ? { issuer: e.QUIETWAY_EXTERNAL_JWT_ISSUER, jwksUrl: e.QUIETWAY_EXTERNAL_JWKS_URL }
+      e.QUIETWAY_EXTERNAL_JWT_ISSUER && e.QUIETWAY_EXTERNAL_JWKS_URL && e.QUIETWAY_EXTERNAL_JWT_AUDIENCE
+        ? {
+            issuer: e.QUIETWAY_EXTERNAL_JWT_ISSUER,
+            jwksUrl: e.QUIETWAY_EXTERNAL_JWKS_URL,
+            audience: e.QUIETWAY_EXTERNAL_JWT_AUDIENCE,
+          }
         : null,
     refreshTokenDays: e.QUIETWAY_REFRESH_TOKEN_DAYS,
     rateLimits: mergeRateLimits(e.QUIETWAY_RATE_LIMITS),
@@ -126,5 +180,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     v1Sunset: e.QUIETWAY_V1_SUNSET ?? null,
     maxImageBytes: e.QUIETWAY_MAX_IMAGE_BYTES,
+    limits: {
+      requestTimeoutMs: e.QUIETWAY_REQUEST_TIMEOUT_MS,
+      // Node refuses a headers deadline longer than the whole request's.
+      headersTimeoutMs: Math.min(e.QUIETWAY_HEADERS_TIMEOUT_MS, e.QUIETWAY_REQUEST_TIMEOUT_MS),
+      maxConnectionsPerClient: e.QUIETWAY_MAX_CONNECTIONS_PER_CLIENT,
+      maxConnections: e.QUIETWAY_MAX_CONNECTIONS,
+      maxBodyBytes: e.QUIETWAY_MAX_BODY_BYTES,
+      maxRoutingBodyBytes: e.QUIETWAY_MAX_ROUTING_BODY_BYTES,
+      maxJsonDepth: e.QUIETWAY_MAX_JSON_DEPTH,
+      maxUploadBytes: e.QUIETWAY_MAX_UPLOAD_BYTES,
+      maxUploadsPerUser: e.QUIETWAY_MAX_UPLOADS_PER_USER,
+    },
+    secretKey: {
+      value: e.QUIETWAY_SECRET_KEY ?? null,
+      file: e.QUIETWAY_SECRET_KEY_FILE
+        ? path.resolve(PROJECT_ROOT, e.QUIETWAY_SECRET_KEY_FILE)
+        : path.join(dataDir, 'secret.key'),
+      previous: e.QUIETWAY_PREVIOUS_SECRET_KEYS.split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    },
+    storageSweepMinutes: e.QUIETWAY_STORAGE_SWEEP_MINUTES,
   };
 }

@@ -23,6 +23,13 @@ export class HttpError extends Error {
 
 export const UNKNOWN_ENDPOINT = 'Unknown endpoint or API version';
 export const INTERNAL_ERROR = 'Internal server error';
+export const STORAGE_FULL = 'Storage full';
+
+/** A write refused for lack of space: the disk (ENOSPC), a quota (EDQUOT) or SQLite's SQLITE_FULL. */
+export function isStorageFull(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+}
 
 /** An error whose body is given whole (the profile update's field → messages map). */
 export class HttpBodyError extends HttpError {

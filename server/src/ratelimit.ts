@@ -14,6 +14,8 @@ export interface RateLimitResult {
 export interface RateLimitStore {
   /** Counts one request against `key` in a window of `windowSeconds` allowing `limit`. */
   hit(key: string, limit: number, windowSeconds: number): Promise<RateLimitResult> | RateLimitResult;
+  /** Where `key` stands without counting a request (a store without it never blocks ahead). */
+  peek?(key: string, limit: number): Promise<RateLimitResult> | RateLimitResult;
   close?(): void;
 }
 
@@ -38,6 +40,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return { allowed: true, limit, remaining: limit - w.count, resetSeconds };
   }
 
+  peek(key: string, limit: number): RateLimitResult {
+    const now = this.clock();
+    const w = this.windows.get(key);
+    if (!w || w.resetAt <= now) return { allowed: true, limit, remaining: limit, resetSeconds: 0 };
+    const resetSeconds = Math.max(1, Math.ceil((w.resetAt - now) / 1000));
+    return { allowed: w.count < limit, limit, remaining: Math.max(0, limit - w.count), resetSeconds };
+  }
+
   private sweep(now: number): void {
     this.lastSweep = now;
     for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
@@ -56,6 +66,7 @@ export const RATE_CLASSES = [
   'place_search',
   'weather',
   'auth',
+  'auth_failures',
   'events',
 ] as const;
 export type RateClass = (typeof RATE_CLASSES)[number];
@@ -87,6 +98,9 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   place_search: { user: [120, 60], ip: [60, 60], key: [600, 60] },
   weather: { user: [600, 60], ip: [60, 60], key: [600, 60] },
   auth: { ip: [30, 60] },
+  // Failed authentications (bad keys, forged or malformed tokens, wrong passwords) per client IP;
+  // past it, every credential from that IP is refused with 429 until the window ends.
+  auth_failures: { ip: [20, 60] },
   events: { ip: [600, 60], user: [600, 60], key: [600, 60] },
 };
 

@@ -3,9 +3,13 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { LogSink } from './logsink.js';
 
 export async function startServer(config: Config): Promise<FastifyInstance> {
-  const app = await buildApp({ config, logger: { level: config.logLevel } });
+  // Logs go to stdout through a sink that drops lines it cannot write instead of blocking or throwing.
+  const logSink = new LogSink(1);
+  const app = await buildApp({ config, logger: { level: config.logLevel, stream: logSink }, logSink });
+  process.once('exit', () => logSink.flushSync());
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

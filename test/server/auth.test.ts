@@ -1,14 +1,19 @@
 // Credentials, sessions, rate limits, error shapes and versions (issue: credentials and the
 // platform's frame). Routes that later issues add are stood in for by small test routes registered
 // with the same access rules, so every rule is exercised now.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
+import { issueKey } from '../../server/src/auth/keys.js';
 import { keysCommand, usersCommand } from '../../server/src/commands/admin.js';
-import type { Config } from '../../server/src/config.js';
+import { type Config, loadConfig } from '../../server/src/config.js';
+import { migrate } from '../../server/src/db/database.js';
 import { testConfig } from '../helpers.js';
 
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
@@ -466,35 +471,303 @@ describe('rate limits, errors and versions', () => {
 });
 
 describe('an external identity provider', () => {
-  it("accepts its tokens and makes the rider's account on first use", async () => {
+  const issuer = 'https://id.example.org/';
+  const audience = 'quietway-test';
+  let server: http.Server;
+  let app: FastifyInstance;
+  let config: Config;
+  let sign: (claims: {
+    sub: string;
+    aud?: string | string[];
+    email?: string;
+    role?: string;
+  }) => Promise<string>;
+  let admin: { identity_user_id: string };
+
+  beforeAll(async () => {
     const { privateKey, publicKey } = await generateKeyPair('RS256');
     const jwk = { ...(await exportJWK(publicKey)), kid: 'ext-1', alg: 'RS256' };
-    const server = http.createServer((_req, res) => {
+    server = http.createServer((_req, res) => {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ keys: [jwk] }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    const issuer = 'https://id.example.org/';
-    const app = await appWithTestRoutes(
-      testConfig({
-        QUIETWAY_EXTERNAL_JWT_ISSUER: issuer,
-        QUIETWAY_EXTERNAL_JWKS_URL: `http://127.0.0.1:${port}/jwks`,
-      }),
-    );
-    const token = await new SignJWT({ email: 'ext@example.org' })
-      .setProtectedHeader({ alg: 'RS256', kid: 'ext-1' })
-      .setIssuer(issuer)
-      .setSubject('5b0d7f3e-1c2a-4d6e-9f00-0123456789ab')
-      .setExpirationTime('10m')
-      .sign(privateKey);
-    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
-    expect(me.statusCode).toBe(200);
-    expect(me.json()).toMatchObject({
-      identity_user_id: '5b0d7f3e-1c2a-4d6e-9f00-0123456789ab',
-      email: 'ext@example.org',
+    sign = ({ sub, aud, ...claims }) => {
+      const jwt = new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: 'ext-1' })
+        .setIssuer(issuer)
+        .setSubject(sub)
+        .setExpirationTime('10m');
+      if (aud !== undefined) jwt.setAudience(aud);
+      return jwt.sign(privateKey);
+    };
+    config = testConfig({
+      QUIETWAY_EXTERNAL_JWT_ISSUER: issuer,
+      QUIETWAY_EXTERNAL_JWKS_URL: `http://127.0.0.1:${port}/jwks`,
+      QUIETWAY_EXTERNAL_JWT_AUDIENCE: audience,
     });
+    app = await appWithTestRoutes(config);
+    admin = (await signUp(app, 'boss@example.org')).user;
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    expect(usersCommand(config, ['promote', 'boss@example.org'])).toBe(0);
+    log.mockRestore();
+  });
+  afterAll(async () => {
     await app.close();
     server.close();
+  });
+
+  it('needs the audience configured beside the issuer and JWKS URL', () => {
+    expect(() =>
+      testConfig({
+        QUIETWAY_EXTERNAL_JWT_ISSUER: issuer,
+        QUIETWAY_EXTERNAL_JWKS_URL: 'http://127.0.0.1:1/jwks',
+      }),
+    ).toThrow(/QUIETWAY_EXTERNAL_JWT_AUDIENCE/);
+  });
+
+  it("accepts its tokens and makes the rider's own account on first use", async () => {
+    const token = await sign({ sub: 'rider-17', aud: audience, email: 'ext@example.org' });
+    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+    expect(me.statusCode).toBe(200);
+    expect(me.json()).toMatchObject({ email: 'ext@example.org', role: 'user' });
+    const again = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+    expect(again.json().identity_user_id).toBe(me.json().identity_user_id);
+  });
+
+  it("never becomes a local account by naming its identity_user_id, not even the admin's", async () => {
+    const token = await sign({ sub: admin.identity_user_id, aud: audience, role: 'admin' });
+    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+    expect(me.statusCode).toBe(200);
+    expect(me.json().identity_user_id).not.toBe(admin.identity_user_id);
+    expect(me.json()).toMatchObject({ role: 'user' });
+    expect(me.json().email).not.toBe('boss@example.org');
+    const mint = await app.inject({
+      method: 'POST',
+      url: '/api/admin/keys/',
+      headers: bearer(token),
+      payload: { kind: 'app', name: 'stolen' },
+    });
+    expect(mint.statusCode).toBe(403);
+    expect(mint.json()).toEqual({ error: 'Admin role required' });
+  });
+
+  it('keeps a provider email that a local account has from naming that account', async () => {
+    const token = await sign({ sub: 'someone-else', aud: audience, email: 'boss@example.org' });
+    const me = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+    expect(me.statusCode).toBe(200);
+    expect(me.json().identity_user_id).not.toBe(admin.identity_user_id);
+    expect(me.json()).toMatchObject({ role: 'user' });
+    expect(me.json().email).toMatch(/@external\.invalid$/);
+  });
+
+  it('refuses tokens the provider issued for another audience, or for none', async () => {
+    for (const aud of ['some-other-app', ['another', 'one'], undefined]) {
+      const token = await sign({ sub: 'rider-17', aud });
+      const res = await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ error: 'Invalid token' });
+    }
+  });
+
+  it('carries admin rights only where an operator granted them to the (issuer, subject)', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const err = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const token = await sign({ sub: 'ops-1', aud: audience, email: 'ops@example.org' });
+      await app.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(token) });
+      // Promoting by the provider-supplied email is refused: it names no (issuer, subject).
+      expect(usersCommand(config, ['promote', 'ops@example.org'])).toBe(1);
+      expect(err.mock.calls.flat().join(' ')).toContain('--issuer');
+      const before = await app.inject({
+        method: 'GET',
+        url: '/api/admin/keys/',
+        headers: bearer(token),
+      });
+      expect(before.statusCode).toBe(403);
+      expect(usersCommand(config, ['promote', '--issuer', issuer, '--subject', 'ops-1'])).toBe(0);
+      const after = await app.inject({ method: 'GET', url: '/api/admin/keys/', headers: bearer(token) });
+      expect(after.statusCode).toBe(200);
+      // The same subject at our own issuer is someone else entirely (here: no one).
+      const other = await sign({ sub: 'ops-2', aud: audience });
+      const refused = await app.inject({ method: 'GET', url: '/api/admin/keys/', headers: bearer(other) });
+      expect(refused.statusCode).toBe(403);
+      expect(usersCommand(config, ['demote', '--issuer', issuer, '--subject', 'ops-1'])).toBe(0);
+      const demoted = await app.inject({ method: 'GET', url: '/api/admin/keys/', headers: bearer(token) });
+      expect(demoted.statusCode).toBe(403);
+    } finally {
+      log.mockRestore();
+      err.mockRestore();
+    }
+  });
+});
+
+describe('failed authentications', () => {
+  it('are logged and, past the limit, refused per address with 429 before any credential is tried', async () => {
+    const lines: string[] = [];
+    const stream = { write: (line: string) => lines.push(line) };
+    const config = testConfig({ QUIETWAY_RATE_LIMITS: '{"auth_failures":{"ip":[20,60]}}' });
+    const app = await buildApp({ config, logger: { level: 'warn', stream } });
+    await app.ready();
+    const good = issueKey(app.repos, { kind: 'app', name: 'Good', source: null, legacyV1: false }).key;
+    const sprayer = '203.0.113.7';
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const credential =
+        i % 2 === 0 ? `qw_app_${'x'.repeat(10)}${i}` : `eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiIke2l9In0.c2ln${i}`;
+      const res = await app.inject({
+        method: 'GET',
+        url: '/auth/v1/user',
+        headers: bearer(credential),
+        remoteAddress: sprayer,
+      });
+      statuses.push(res.statusCode);
+      if (res.statusCode === 429) {
+        expect(res.headers['retry-after']).toMatch(/^\d+$/);
+        expect(res.json()).toMatchObject({ error: 'Too many failed authentications' });
+      }
+    }
+    expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(20).every((s) => s === 429)).toBe(true);
+    // Even a good key is not tried from the blocked address; elsewhere it works.
+    const blocked = await app.inject({
+      method: 'GET',
+      url: '/events/nearby/?latitude=40.7&longitude=-74',
+      headers: { apikey: good },
+      remoteAddress: sprayer,
+    });
+    expect(blocked.statusCode).toBe(429);
+    const elsewhere = await app.inject({
+      method: 'GET',
+      url: '/events/nearby/?latitude=40.7&longitude=-74',
+      headers: { apikey: good },
+      remoteAddress: '198.51.100.1',
+    });
+    expect(elsewhere.statusCode).toBe(200);
+    // An expired token of ours was genuine once: refused, but not counted as a guess.
+    const staleUser = app.repos.users.create({
+      email: 'stale@example.org',
+      name: 'Stale',
+      passwordHash: null,
+    });
+    const expired = await app.tokens.issueAccessToken(
+      staleUser,
+      app.repos.sessions.create(staleUser.id, null),
+      null,
+      -10,
+    );
+    for (let i = 0; i < 3; i++) {
+      const stale = await app.inject({
+        method: 'GET',
+        url: '/auth/v1/user',
+        headers: bearer(expired),
+        remoteAddress: '198.51.100.9',
+      });
+      expect(stale.json()).toEqual({ error: 'Token expired' });
+    }
+    // Wrong passwords count too.
+    const signIn = await app.inject({
+      method: 'POST',
+      url: '/auth/v1/token?grant_type=password',
+      payload: { email: 'nobody@example.org', password: 'not the password' },
+      remoteAddress: sprayer,
+    });
+    expect(signIn.statusCode).toBe(429);
+    const logged = lines.map((l) => JSON.parse(l) as { msg: string; ip?: string; reason?: string });
+    const failed = logged.filter((l) => l.msg.startsWith('authentication failed'));
+    expect(failed.some((l) => l.ip === '198.51.100.9')).toBe(false);
+    expect(failed.length).toBe(20);
+    expect(failed[0]).toMatchObject({ ip: sprayer, reason: 'Invalid API key' });
+    expect(failed[1]).toMatchObject({ ip: sprayer, reason: 'Invalid token' });
+    expect(failed.at(-1)?.msg).toBe('authentication failed; address blocked');
+    await app.close();
+  });
+});
+
+describe('signing keys at rest', () => {
+  const rows = (config: Config) => {
+    const db = new Database(config.databasePath, { readonly: true });
+    try {
+      return db.prepare('SELECT kid, private_jwk FROM signing_keys').all() as {
+        kid: string;
+        private_jwk: string;
+      }[];
+    } finally {
+      db.close();
+    }
+  };
+  const keyA = randomBytes(32).toString('base64');
+  const keyB = randomBytes(32).toString('hex');
+
+  it('are sealed under a key kept outside the database (a file made at first start)', async () => {
+    const config = testConfig();
+    const app = await buildApp({ config });
+    await app.ready();
+    await app.close();
+    const stored = rows(config);
+    expect(stored.length).toBe(1);
+    expect(stored[0]?.private_jwk).toMatch(/^enc:v1:[0-9a-f]{8}:/);
+    expect(stored[0]?.private_jwk).not.toContain('"d"');
+    expect(fs.statSync(config.secretKey.file).mode & 0o777).toBe(0o600);
+  });
+
+  it('seals keys stored in plain text by earlier versions, and keeps their tokens valid', async () => {
+    const config = testConfig({ QUIETWAY_SECRET_KEY: keyA });
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const kid = 'legacy-kid';
+    const db = new Database(config.databasePath);
+    migrate(db);
+    db.prepare(
+      "INSERT INTO signing_keys (kid, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, '2026-01-01T00:00:00Z')",
+    ).run(
+      kid,
+      JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: 'ES256' }),
+      JSON.stringify({ ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' }),
+    );
+    db.close();
+    const app = await buildApp({ config });
+    const session = await signUp(app, 'legacy@example.org');
+    expect(
+      JSON.parse(Buffer.from(session.access_token.split('.')[0] as string, 'base64url').toString()).kid,
+    ).toBe(kid);
+    await app.close();
+    expect(rows(config)[0]?.private_jwk).toMatch(/^enc:v1:/);
+  });
+
+  it('rotates: a new key with the old one as previous reseals everything; a wrong key stops the start', async () => {
+    const config = testConfig({ QUIETWAY_SECRET_KEY: keyA });
+    const first = await buildApp({ config });
+    const session = await signUp(first, 'rotate@example.org');
+    await first.close();
+    const sealedA = rows(config)[0]?.private_jwk as string;
+
+    const env = { QUIETWAY_DATA_DIR: config.dataDir, QUIETWAY_LOG_LEVEL: 'silent' };
+    const rotated = await buildApp({
+      config: loadConfig({ ...env, QUIETWAY_SECRET_KEY: keyB, QUIETWAY_PREVIOUS_SECRET_KEYS: keyA }),
+    });
+    const me = await rotated.inject({
+      method: 'GET',
+      url: '/auth/v1/user',
+      headers: bearer(session.access_token),
+    });
+    expect(me.statusCode).toBe(200);
+    await rotated.close();
+    const sealedB = rows(config)[0]?.private_jwk as string;
+    expect(sealedB.slice(0, 16)).not.toBe(sealedA.slice(0, 16));
+
+    const after = await buildApp({ config: loadConfig({ ...env, QUIETWAY_SECRET_KEY: keyB }) });
+    expect(
+      (await after.inject({ method: 'GET', url: '/auth/v1/user', headers: bearer(session.access_token) }))
+        .statusCode,
+    ).toBe(200);
+    await after.close();
+
+    await expect(buildApp({ config: loadConfig({ ...env, QUIETWAY_SECRET_KEY: keyA }) })).rejects.toThrow(
+      /neither QUIETWAY_SECRET_KEY/,
+    );
+    await expect(buildApp({ config: loadConfig({ ...env, QUIETWAY_SECRET_KEY: 'short' }) })).rejects.toThrow(
+      /32 random bytes/,
+    );
   });
 });

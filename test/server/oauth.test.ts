@@ -442,7 +442,7 @@ describe('scope of a token on the platform', () => {
     const claims = decodeJwt(token);
     const iat = claims.iat as number;
     const key = s.app.repos.signingKeys.active()[0];
-    const jwk = JSON.parse(key?.privateJwk as string);
+    const jwk = JSON.parse(s.app.secretBox.open(key?.privateJwk as string));
     const expired = await new SignJWT({ ...claims, iat: iat - 7200, exp: iat - 3600 })
       .setProtectedHeader({ alg: 'ES256', kid: jwk.kid, typ: 'at+jwt' })
       .sign(await importJWK(jwk, 'ES256'));

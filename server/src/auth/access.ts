@@ -73,7 +73,11 @@ export class CredentialResolver {
     const now = Date.now();
     if ((this.touched.get(key.id) ?? 0) + TOUCH_INTERVAL_MS < now) {
       this.touched.set(key.id, now);
-      this.repos.apiKeys.touch(key.id, new Date(now).toISOString());
+      try {
+        this.repos.apiKeys.touch(key.id, new Date(now).toISOString());
+      } catch {
+        // A bookkeeping stamp: a full disk (or a busy database) must not turn a read into an error.
+      }
     }
     return key;
   }
@@ -90,15 +94,20 @@ export class CredentialResolver {
     if (verified.sessionId && this.repos.sessions.isRevoked(verified.sessionId)) {
       throw unauthorized('Session has been signed out');
     }
-    let user = this.repos.users.byIdentity(verified.subject);
-    if (!user && verified.kind === 'external') {
-      // First visit of a rider signed in elsewhere: their account here is made on the fly.
-      user = this.repos.users.create({
-        identityUserId: verified.subject,
-        email: verified.email ?? `${verified.subject}@external.invalid`,
-        name: '',
-        passwordHash: null,
-      });
+    let user: User | undefined;
+    if (verified.kind === 'external') {
+      // An outside token names an account only through its (issuer, subject) binding, never through
+      // a local identity_user_id; the first visit makes a fresh account with the role `user`.
+      user =
+        this.repos.users.byExternalIdentity(verified.issuer, verified.subject) ??
+        this.repos.users.createExternal({
+          issuer: verified.issuer,
+          subject: verified.subject,
+          email: verified.email,
+        });
+    } else {
+      // Our own tokens: signed here, for sessions started here.
+      user = this.repos.users.byIdentity(verified.subject);
     }
     if (!user) throw unauthorized('Invalid token');
     return { user, verified };

@@ -1,6 +1,6 @@
 // The server as identity provider: ES256 access tokens signed with keys kept in the database
-// (generated on first start, published as JWKS), and verification of those tokens and, when
-// configured, of an external identity provider's tokens.
+// (generated on first start, sealed at rest by a SecretBox, published as JWKS), and verification of
+// those tokens and, when configured, of an external identity provider's tokens.
 import { randomUUID } from 'node:crypto';
 import {
   createLocalJWKSet,
@@ -16,6 +16,7 @@ import {
   SignJWT,
 } from 'jose';
 import type { Repositories, User } from '../db/repositories.js';
+import { SecretBox } from './sealing.js';
 
 export const ACCESS_TOKEN_SECONDS = 3600;
 type SigningKey = Awaited<ReturnType<typeof importJWK>>;
@@ -24,12 +25,16 @@ const AUDIENCE = 'quietway';
 export interface ExternalIdp {
   issuer: string;
   jwksUrl: string;
+  /** The `aud` the provider puts in tokens meant for Quietway; tokens for other apps are refused. */
+  audience: string;
 }
 
 /** What a verified bearer token says. */
 export interface VerifiedToken {
   /** `session`: signed in here; `oauth`: issued to a third-party app; `external`: another IdP. */
   kind: 'session' | 'oauth' | 'external';
+  /** Who issued it: our own issuer, or the outside provider's (accounts are bound to the pair). */
+  issuer: string;
   subject: string;
   sessionId: string | null;
   clientId: string | null;
@@ -49,23 +54,50 @@ export class TokenService {
     private readonly privateKey: SigningKey,
     private readonly publicJwks: JSONWebKeySet,
     private readonly localJwks: ReturnType<typeof createLocalJWKSet>,
-    private readonly external: { issuer: string; jwks: ReturnType<typeof createRemoteJWKSet> } | null,
+    private readonly external: {
+      issuer: string;
+      audience: string;
+      jwks: ReturnType<typeof createRemoteJWKSet>;
+    } | null,
   ) {}
 
-  /** Loads the newest signing key, generating and storing one if the database has none. */
-  static async create(repos: Repositories, issuer: string, external?: ExternalIdp): Promise<TokenService> {
+  /**
+   * Loads the newest signing key, generating and storing one if the database has none. Private keys
+   * stored in plain text (before sealing existed) or under a previous secret key are sealed under
+   * the current one first.
+   */
+  static async create(
+    repos: Repositories,
+    issuer: string,
+    box: SecretBox,
+    external?: ExternalIdp,
+  ): Promise<TokenService> {
+    repos.transaction(() => {
+      for (const k of repos.signingKeys.all()) {
+        if (box.isCurrent(k.privateJwk)) continue;
+        const plain = SecretBox.isSealed(k.privateJwk) ? box.open(k.privateJwk) : k.privateJwk;
+        repos.signingKeys.setPrivate(k.kid, box.seal(plain));
+      }
+    });
     let keys = repos.signingKeys.active();
     if (keys.length === 0) {
       const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
       const kid = randomUUID();
       const pub = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
       const priv = { ...(await exportJWK(privateKey)), kid, alg: 'ES256' };
-      repos.signingKeys.add({ kid, privateJwk: JSON.stringify(priv), publicJwk: JSON.stringify(pub) });
+      repos.signingKeys.add({
+        kid,
+        privateJwk: box.seal(JSON.stringify(priv)),
+        publicJwk: JSON.stringify(pub),
+      });
       keys = repos.signingKeys.active();
     }
     const newest = keys[0];
     if (!newest) throw new Error('no signing key');
-    const privateKey = (await importJWK(JSON.parse(newest.privateJwk) as JWK, 'ES256')) as SigningKey;
+    const privateKey = (await importJWK(
+      JSON.parse(box.open(newest.privateJwk)) as JWK,
+      'ES256',
+    )) as SigningKey;
     const publicJwks = { keys: keys.map((k) => JSON.parse(k.publicJwk) as JWK) };
     return new TokenService(
       issuer,
@@ -76,6 +108,7 @@ export class TokenService {
       external
         ? {
             issuer: external.issuer,
+            audience: external.audience,
             jwks: createRemoteJWKSet(new URL(external.jwksUrl), { timeoutDuration: 4000 }),
           }
         : null,
@@ -135,6 +168,7 @@ export class TokenService {
         const clientId = typeof payload.client_id === 'string' ? payload.client_id : null;
         return {
           kind: clientId ? 'oauth' : 'session',
+          issuer: this.issuer,
           subject: payload.sub as string,
           sessionId: payload.sid as string,
           clientId,
@@ -144,11 +178,14 @@ export class TokenService {
       if (this.external && issuer === this.external.issuer) {
         const { payload } = await jwtVerify(token, this.external.jwks, {
           issuer: this.external.issuer,
+          // A token the provider issued to another app is not a credential here.
+          audience: this.external.audience,
           algorithms: ['ES256', 'RS256', 'EdDSA'],
           requiredClaims: ['sub', 'exp'],
         });
         return {
           kind: 'external',
+          issuer: this.external.issuer,
           subject: payload.sub as string,
           sessionId: null,
           clientId: null,

@@ -16,7 +16,11 @@ The key is printed once, at creation; only its digest is stored.`;
 const USERS_USAGE = `Usage:
   quietway users list
   quietway users promote <email>    make a rider an admin
-  quietway users demote <email>     make an admin a rider again`;
+  quietway users demote <email>     make an admin a rider again
+  quietway users promote --issuer <url> --subject <sub>
+  quietway users demote --issuer <url> --subject <sub>
+                                    the same for a rider of the outside identity provider, named by
+                                    the (iss, sub) of their tokens (promote makes the account if needed)`;
 
 export function withRepos<T>(config: Config, fn: (repos: Repositories) => T): T {
   const repos = sqliteRepositories(openDatabase(config.databasePath));
@@ -117,8 +121,42 @@ export function keysCommand(config: Config, argv: string[]): number {
   }
 }
 
+/** `users promote|demote --issuer --subject`: admin rights of an outside identity, granted to its pair. */
+function externalRole(config: Config, sub: 'promote' | 'demote', args: string[]): number {
+  let values: { issuer?: string; subject?: string };
+  try {
+    ({ values } = parseArgs({ args, options: { issuer: { type: 'string' }, subject: { type: 'string' } } }));
+  } catch (err) {
+    console.error(`quietway users ${sub}: ${(err as Error).message}\n\n${USERS_USAGE}`);
+    return 2;
+  }
+  const { issuer, subject } = values;
+  if (!issuer || !subject) {
+    console.error(`quietway users ${sub}: give both --issuer and --subject\n\n${USERS_USAGE}`);
+    return 2;
+  }
+  return withRepos(config, (repos) => {
+    const role = sub === 'promote' ? 'admin' : 'user';
+    if (sub === 'promote' && !repos.users.byExternalIdentity(issuer, subject)) {
+      repos.users.createExternal({ issuer, subject, email: null });
+    }
+    const user = repos.users.setExternalRole(issuer, subject, role);
+    if (!user) {
+      console.error(`quietway users ${sub}: no rider of ${issuer} with subject ${subject}`);
+      return 1;
+    }
+    console.log(
+      `${issuer} ${subject} (${user.email}) is now ${role === 'admin' ? 'an admin' : 'a rider'} (from their next request).`,
+    );
+    return 0;
+  });
+}
+
 export function usersCommand(config: Config, argv: string[]): number {
   const [sub, email] = argv;
+  if ((sub === 'promote' || sub === 'demote') && email?.startsWith('--')) {
+    return externalRole(config, sub, argv.slice(1));
+  }
   switch (sub) {
     case 'list':
       return withRepos(config, (repos) => {
@@ -127,8 +165,11 @@ export function usersCommand(config: Config, argv: string[]): number {
           console.log('No riders yet. They sign up with POST /auth/v1/signup.');
           return 0;
         }
-        for (const u of users)
-          console.log(`${String(u.id).padEnd(5)} ${u.role.padEnd(6)} ${u.email}  ${u.name}`);
+        for (const u of users) {
+          const ext = repos.users.externalIdentity(u.id);
+          const via = ext ? `  (${ext.issuer} ${ext.subject})` : '';
+          console.log(`${String(u.id).padEnd(5)} ${u.role.padEnd(6)} ${u.email}  ${u.name}${via}`);
+        }
         return 0;
       });
     case 'promote':
@@ -138,6 +179,15 @@ export function usersCommand(config: Config, argv: string[]): number {
         return 2;
       }
       return withRepos(config, (repos) => {
+        const found = repos.users.byEmail(email);
+        const external = found && repos.users.externalIdentity(found.id);
+        if (external) {
+          // The provider's email is the provider's word; rights go to the (issuer, subject) pair.
+          console.error(
+            `quietway users ${sub}: ${email} signs in through ${external.issuer}; use \`quietway users ${sub} --issuer ${external.issuer} --subject ${external.subject}\``,
+          );
+          return 1;
+        }
         const user = repos.users.setRole(email, sub === 'promote' ? 'admin' : 'user');
         if (!user) {
           console.error(`quietway users ${sub}: no rider with email ${email}`);

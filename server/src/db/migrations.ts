@@ -164,6 +164,20 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
   {
+    name: 'external identities: outside accounts bound by (issuer, subject), never by a local id',
+    sql: `
+      -- A rider who signs in at an outside identity provider gets a local account of their own, bound
+      -- here to the token's (iss, sub). Admin rights are granted to that pair, never read from a token.
+      CREATE TABLE external_identities (
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        user_id INTEGER NOT NULL UNIQUE REFERENCES users(id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (issuer, subject)
+      );
+    `,
+  },
+  {
     name: "oauth: registered third-party apps, the authorization server's artefacts, server secrets",
     sql: `
       -- A third-party app registered by an admin. Confidential apps keep a secret, stored only as a

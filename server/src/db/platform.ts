@@ -73,6 +73,8 @@ export interface EventInput {
 export interface PlatformRepository {
   updateProfile(userId: number, update: ProfileUpdate): void;
   searchUsers(q: string, limit: number): number[];
+  /** Every stored-file reference: event image keys, and the URLs of photos and images (may point elsewhere). */
+  storageReferences(): string[];
   addRide(ride: NewRide): RideRecord;
   ride(id: number): RideRecord | undefined;
   rides(userId: number, offset: number, limit: number): { total: number; rides: RideRecord[] };
@@ -167,6 +169,11 @@ export function sqlitePlatform(db: Db): PlatformRepository {
     discountInsert: db.prepare('INSERT INTO discounts (name, terms, emoji) VALUES (?, ?, ?)'),
     categories: db.prepare('SELECT id, name, emoji FROM categories ORDER BY name'),
     categoryInsert: db.prepare('INSERT INTO categories (name, emoji) VALUES (?, ?)'),
+    storageRefs: db.prepare(`SELECT storage_key FROM event_images
+      UNION SELECT image_url FROM event_images
+      UNION SELECT image_url FROM users WHERE image_url IS NOT NULL
+      UNION SELECT image_url FROM events WHERE image_url IS NOT NULL
+      UNION SELECT image_url FROM ride_images`),
     visits: db.prepare('SELECT COUNT(DISTINCT user_id) AS n FROM rides WHERE event_id = ? AND completed = 1'),
   };
 
@@ -268,6 +275,7 @@ export function sqlitePlatform(db: Db): PlatformRepository {
   ] as const;
 
   return {
+    storageReferences: () => q.storageRefs.pluck().all() as string[],
     updateProfile(userId, update) {
       const cols = PROFILE_COLUMNS.filter((c) => c in update);
       if (cols.length === 0) return;

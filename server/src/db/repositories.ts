@@ -85,6 +85,17 @@ export interface UserRepository {
   byEmail(email: string): User | undefined;
   passwordHash(id: number): string | null;
   setRole(email: string, role: Role): User | undefined;
+  /** The account bound to an outside identity provider's (issuer, subject), if any. */
+  byExternalIdentity(issuer: string, subject: string): User | undefined;
+  /**
+   * Makes a fresh account (a new random identity_user_id, role `user`) bound to an outside
+   * (issuer, subject). The provider's email is kept when no account has it, else a placeholder.
+   */
+  createExternal(e: { issuer: string; subject: string; email: string | null }): User;
+  /** The outside identity an account is bound to, if it was made for one. */
+  externalIdentity(userId: number): { issuer: string; subject: string } | undefined;
+  /** Sets the role of the account bound to (issuer, subject); undefined when there is none. */
+  setExternalRole(issuer: string, subject: string, role: Role): User | undefined;
   list(): User[];
 }
 
@@ -118,7 +129,10 @@ export interface SessionRepository {
 
 export interface SigningKeyRepository {
   active(): SigningKey[];
+  /** Every key, retired ones too (for sealing them all again under a new secret key). */
+  all(): SigningKey[];
   add(k: Omit<SigningKey, 'createdAt'>): void;
+  setPrivate(kid: string, privateJwk: string): void;
 }
 
 export interface Repositories {
@@ -255,6 +269,14 @@ export function sqliteRepositories(db: Db): Repositories {
     userByEmail: db.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE email = ?`),
     userHash: db.prepare('SELECT password_hash FROM users WHERE id = ?'),
     userSetRole: db.prepare('UPDATE users SET role = ? WHERE email = ?'),
+    userSetRoleById: db.prepare('UPDATE users SET role = ? WHERE id = ?'),
+    userByExternal: db.prepare(
+      `SELECT ${USER_COLUMNS} FROM users WHERE id = (SELECT user_id FROM external_identities WHERE issuer = ? AND subject = ?)`,
+    ),
+    externalInsert: db.prepare(
+      'INSERT INTO external_identities (issuer, subject, user_id, created_at) VALUES (?, ?, ?, ?)',
+    ),
+    externalOf: db.prepare('SELECT issuer, subject FROM external_identities WHERE user_id = ?'),
     userList: db.prepare(`SELECT ${USER_COLUMNS} FROM users ORDER BY id`),
     keyInsert: db.prepare(
       'INSERT INTO api_keys (kind, name, source, legacy_v1, prefix, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -282,6 +304,10 @@ export function sqliteRepositories(db: Db): Repositories {
     signingActive: db.prepare(
       'SELECT kid, private_jwk, public_jwk, created_at FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC',
     ),
+    signingAll: db.prepare(
+      'SELECT kid, private_jwk, public_jwk, created_at FROM signing_keys ORDER BY created_at',
+    ),
+    signingSetPrivate: db.prepare('UPDATE signing_keys SET private_jwk = ? WHERE kid = ?'),
     signingInsert: db.prepare(
       'INSERT INTO signing_keys (kid, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, ?)',
     ),
@@ -323,6 +349,35 @@ export function sqliteRepositories(db: Db): Repositories {
       return users.byEmail(email);
     },
     list: () => (s.userList.all() as UserRow[]).map(toUser),
+    byExternalIdentity(issuer, subject) {
+      const r = s.userByExternal.get(issuer, subject) as UserRow | undefined;
+      return r && toUser(r);
+    },
+    createExternal: ({ issuer, subject, email }) =>
+      db
+        .transaction(() => {
+          // Two first requests of one rider may race; the second finds the first's account.
+          const existing = users.byExternalIdentity(issuer, subject);
+          if (existing) return existing;
+          const identityUserId = randomUUID();
+          const free = email !== null && !users.byEmail(email);
+          const user = users.create({
+            identityUserId,
+            email: free ? email : `${identityUserId}@external.invalid`,
+            name: '',
+            passwordHash: null,
+          });
+          s.externalInsert.run(issuer, subject, user.id, now());
+          return user;
+        })
+        .immediate(),
+    externalIdentity: (userId) => s.externalOf.get(userId) as { issuer: string; subject: string } | undefined,
+    setExternalRole(issuer, subject, role) {
+      const user = users.byExternalIdentity(issuer, subject);
+      if (!user) return undefined;
+      s.userSetRoleById.run(role, user.id);
+      return users.byId(user.id);
+    },
   };
 
   const apiKeys: ApiKeyRepository = {
@@ -395,23 +450,20 @@ export function sqliteRepositories(db: Db): Repositories {
     },
   };
 
+  const toSigningKey = (r: { kid: string; private_jwk: string; public_jwk: string; created_at: string }) => ({
+    kid: r.kid,
+    privateJwk: r.private_jwk,
+    publicJwk: r.public_jwk,
+    createdAt: r.created_at,
+  });
   const signingKeys: SigningKeyRepository = {
-    active: () =>
-      (
-        s.signingActive.all() as {
-          kid: string;
-          private_jwk: string;
-          public_jwk: string;
-          created_at: string;
-        }[]
-      ).map((r) => ({
-        kid: r.kid,
-        privateJwk: r.private_jwk,
-        publicJwk: r.public_jwk,
-        createdAt: r.created_at,
-      })),
+    active: () => (s.signingActive.all() as Parameters<typeof toSigningKey>[0][]).map(toSigningKey),
+    all: () => (s.signingAll.all() as Parameters<typeof toSigningKey>[0][]).map(toSigningKey),
     add(k) {
       s.signingInsert.run(k.kid, k.privateJwk, k.publicJwk, now());
+    },
+    setPrivate(kid, privateJwk) {
+      s.signingSetPrivate.run(privateJwk, kid);
     },
   };
 

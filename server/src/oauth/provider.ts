@@ -11,6 +11,7 @@ import Provider, {
   errors,
   type KoaContextWithOIDC,
 } from 'oidc-provider';
+import type { SecretBox } from '../auth/sealing.js';
 import { sha256 } from '../auth/secrets.js';
 import { ACCESS_TOKEN_SECONDS } from '../auth/tokens.js';
 import type { OAuthRepository } from '../db/oauth.js';
@@ -76,6 +77,8 @@ function sqliteAdapter(repo: OAuthRepository) {
 
 export interface ProviderOptions {
   repos: Repositories;
+  /** Opens the signing keys, which are sealed at rest (auth/sealing.ts). */
+  box: SecretBox;
   /** `{base_url}/auth/v1`. */
   issuer: string;
   refreshTokenDays: number;
@@ -87,7 +90,9 @@ export interface ProviderOptions {
 export function createProvider(o: ProviderOptions): Provider {
   const { repos } = o;
   // The same ES256 keys that sign session tokens and are published at /auth/v1/.well-known/jwks.json.
-  const keys = repos.signingKeys.active().map((k) => JSON.parse(k.privateJwk) as Record<string, unknown>);
+  const keys = repos.signingKeys
+    .active()
+    .map((k) => JSON.parse(o.box.open(k.privateJwk)) as Record<string, unknown>);
   const resource = new URL('/', o.issuer).href;
   const refreshSeconds = o.refreshTokenDays * 86_400;
 

@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type Access, authorize, type Credential, CredentialResolver } from '../auth/access.js';
+import { SecretBox } from '../auth/sealing.js';
 import { SessionService } from '../auth/sessions.js';
 import { TokenService } from '../auth/tokens.js';
 import type { Config } from '../config.js';
@@ -17,6 +18,12 @@ declare module 'fastify' {
     tokens: TokenService;
     sessions: SessionService;
     rateLimitStore: RateLimitStore;
+    /** Seals secrets kept in the database (signing keys, the authorization server's own keys). */
+    secretBox: SecretBox;
+    /** Counts and logs a failed authentication from the request's IP; throws 429 past the limit. */
+    authFailed(request: FastifyRequest, reason: string): Promise<void>;
+    /** Throws 429 when the request's IP is past its failed-authentication limit. */
+    authAllowed(request: FastifyRequest): Promise<void>;
   }
   interface FastifyRequest {
     credential: Credential;
@@ -31,6 +38,9 @@ declare module 'fastify' {
     ownCredentials?: boolean;
   }
 }
+
+/** Refusals of credentials that were genuine once; not counted as failed authentications. */
+const GENUINE_BUT_STALE = new Set(['Token expired', 'Session has been signed out']);
 
 /** The bucket and its identity for a request: API key, user (per app for OAuth), or client IP. */
 function bucketOf(request: FastifyRequest, cls: RateClass, config: Config): [Bucket, string] | null {
@@ -66,9 +76,11 @@ export default fp(
     { config, rateLimitStore }: { config: Config; rateLimitStore?: RateLimitStore },
   ) => {
     const issuer = `${config.publicUrl.replace(/\/$/, '')}/auth/v1`;
-    const tokens = await TokenService.create(app.repos, issuer, config.externalIdp ?? undefined);
+    const box = SecretBox.load(config.secretKey);
+    const tokens = await TokenService.create(app.repos, issuer, box, config.externalIdp ?? undefined);
     const resolver = new CredentialResolver(app.repos, tokens);
     const store: RateLimitStore = rateLimitStore ?? new MemoryRateLimitStore();
+    app.decorate('secretBox', box);
     app.decorate('tokens', tokens);
     app.decorate('sessions', new SessionService(app.repos, tokens, config.refreshTokenDays));
     app.decorate('rateLimitStore', store);
@@ -82,14 +94,57 @@ export default fp(
       route.config = { ...config, access: { ...config.access, oauth: 'accept' } } as typeof route.config;
     });
 
+    const failures = config.rateLimits.auth_failures.ip;
+    const tooMany = (resetSeconds: number) =>
+      new HttpError(
+        429,
+        'Too many failed authentications',
+        'from this address; wait before trying again',
+        { retry_after_seconds: resetSeconds },
+        { 'Retry-After': String(resetSeconds) },
+      );
+    app.decorate('authAllowed', async (request: FastifyRequest) => {
+      if (!failures || !store.peek) return;
+      const r = await store.peek(`auth_failures:ip:${request.ip}`, failures[0]);
+      if (!r.allowed) throw tooMany(r.resetSeconds);
+    });
+    app.decorate('authFailed', async (request: FastifyRequest, reason: string) => {
+      if (!failures) {
+        request.log.warn({ ip: request.ip, reason }, 'authentication failed');
+        return;
+      }
+      const r = await store.hit(`auth_failures:ip:${request.ip}`, failures[0], failures[1]);
+      request.log.warn(
+        { ip: request.ip, reason, failures_left: r.remaining },
+        r.remaining > 0 ? 'authentication failed' : 'authentication failed; address blocked',
+      );
+      if (!r.allowed) throw tooMany(r.resetSeconds);
+    });
+
     app.addHook('onRequest', async (request, reply) => {
       // Unknown paths go straight to the 404 handler. (`routeOptions` is rebuilt on every read.)
       const route = request.routeOptions;
       if (!route.url) return;
       const routeConfig = route.config;
-      request.credential = routeConfig.ownCredentials
-        ? { type: 'anonymous' }
-        : await resolver.resolve(request);
+      const h = request.headers;
+      // An address past its failed-authentication limit is refused before any credential is tried,
+      // the OAuth endpoints' own client credentials (HTTP Basic) included.
+      if (h.authorization || h.apikey) await app.authAllowed(request);
+      if (routeConfig.ownCredentials) {
+        request.credential = { type: 'anonymous' };
+      } else {
+        try {
+          request.credential = await resolver.resolve(request);
+        } catch (err) {
+          // An expired token or one of a signed-out session (or ended OAuth grant) was signed here:
+          // a stale client, not a guess.
+          const stale = err instanceof HttpError && GENUINE_BUT_STALE.has(err.message);
+          if (err instanceof HttpError && err.statusCode === 401 && !stale) {
+            await app.authFailed(request, err.message);
+          }
+          throw err;
+        }
+      }
       authorize(routeConfig.access, request.credential);
       const cls = routeConfig.rateClass;
       if (!cls) return;

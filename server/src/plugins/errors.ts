@@ -3,7 +3,17 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { HttpError, INTERNAL_ERROR, UNKNOWN_ENDPOINT } from '../errors.js';
+import { HttpError, INTERNAL_ERROR, isStorageFull, STORAGE_FULL, UNKNOWN_ENDPOINT } from '../errors.js';
+import type { LogSink } from '../logsink.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** When a write last failed for lack of space (ms since the epoch), for /health/. */
+    storageFull: { lastAt: number | null };
+    /** The log destination, when the server process made one (its dropped-line count is in /health/). */
+    logSink: LogSink | null;
+  }
+}
 
 function describeValidation(err: FastifyError): string {
   if (hasZodFastifySchemaValidationErrors(err)) {
@@ -18,8 +28,19 @@ function describeValidation(err: FastifyError): string {
 }
 
 export default fp(
-  async (app: FastifyInstance) => {
+  async (app: FastifyInstance, { logSink = null }: { logSink?: LogSink | null }) => {
+    app.decorate('storageFull', { lastAt: null as number | null });
+    app.decorate('logSink', logSink);
     app.setErrorHandler((err: FastifyError, request, reply) => {
+      if (isStorageFull(err)) {
+        // Reads keep working; writes wait for space. Said plainly rather than as a 500.
+        app.storageFull.lastAt = Date.now();
+        request.log.error({ code: err.code }, 'write refused: storage full');
+        return reply.status(503).header('Retry-After', '60').send({
+          error: STORAGE_FULL,
+          details: 'The server cannot save data right now; reading still works.',
+        });
+      }
       if (err instanceof HttpError) {
         return reply.status(err.statusCode).headers(err.headers).send(err.body());
       }
@@ -28,6 +49,13 @@ export default fp(
       }
       if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
         return reply.status(400).send({ error: 'Invalid JSON' });
+      }
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        const limit = request.routeOptions.bodyLimit;
+        return reply.status(413).send({
+          error: 'Request body too large',
+          ...(limit ? { details: `at most ${limit} bytes on this endpoint` } : {}),
+        });
       }
       const status = err.statusCode ?? 500;
       if (status >= 400 && status < 500) {

@@ -8,12 +8,16 @@ import type { Config } from '../config.js';
 import { HttpError } from '../errors.js';
 import type { StorageBackend } from '../storage/index.js';
 import { LocalStorage } from '../storage/local.js';
+import type { UploadLimits } from '../storage/uploads.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     storage: StorageBackend;
+    uploadLimits: UploadLimits;
   }
 }
+
+const PUBLIC_PATH = '/storage/v1/object/public/';
 
 export default fp(
   async (app: FastifyInstance, { config, storage }: { config: Config; storage?: StorageBackend }) => {
@@ -21,8 +25,40 @@ export default fp(
       limits: { fileSize: config.maxImageBytes, files: 20, fields: 20 },
       throwFileSizeLimit: true,
     });
+    app.decorate('uploadLimits', {
+      maxFileBytes: config.maxImageBytes,
+      maxRequestBytes: config.limits.maxUploadBytes,
+      maxPerUser: config.limits.maxUploadsPerUser,
+    });
     const backend = storage ?? new LocalStorage(path.join(config.dataDir, 'storage'), config.publicUrl);
     app.decorate('storage', backend);
+    // Left-overs of killed or failed uploads, at start and then periodically. Anything younger than
+    // the grace period may be an upload in progress.
+    const sweepGraceMs = Math.max(10 * 60_000, 2 * config.limits.requestTimeoutMs);
+    const sweep = async () => {
+      if (!backend.sweep) return;
+      try {
+        const refs = new Set<string>();
+        for (const r of app.repos.platform.storageReferences()) {
+          const at = r.indexOf(PUBLIC_PATH);
+          refs.add(at >= 0 ? r.slice(at + PUBLIC_PATH.length) : r);
+        }
+        const removed = await backend.sweep((key) => refs.has(key), sweepGraceMs);
+        if (removed.tmp + removed.orphans > 0) app.log.info(removed, 'removed left-over upload files');
+      } catch (err) {
+        app.log.warn({ err }, 'sweeping left-over upload files failed');
+      }
+    };
+    let timer: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      await sweep();
+      if (config.storageSweepMinutes > 0) {
+        timer = setInterval(sweep, config.storageSweepMinutes * 60_000);
+        timer.unref();
+      }
+    });
+    app.addHook('onClose', async () => clearInterval(timer));
+
     app.get(
       '/storage/v1/object/public/*',
       { config: { access: { public: true } }, schema: { hide: true } },
@@ -36,5 +72,5 @@ export default fp(
       },
     );
   },
-  { name: 'files' },
+  { name: 'files', dependencies: ['storage'] },
 );

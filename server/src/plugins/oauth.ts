@@ -28,6 +28,7 @@ export default fp(
   async (app: FastifyInstance, { config }: { config: Config }) => {
     const provider = createProvider({
       repos: app.repos,
+      box: app.secretBox,
       issuer: app.tokens.getIssuer(),
       refreshTokenDays: config.refreshTokenDays,
       trustProxy: config.trustProxy,

@@ -1,11 +1,24 @@
+import type { Readable } from 'node:stream';
+
 // Where uploaded files live. The interface is what an S3-compatible backend would implement; the
 // embedded default is a folder under the data directory, served at /storage/v1/object/public/.
 
 export interface StorageBackend {
-  /** Stores a file under `key` (e.g. `events/12/3f1c….jpg`); returns its public URL. */
-  put(key: string, data: Buffer, contentType: string): Promise<string>;
+  /**
+   * Stores a file under `key` (e.g. `events/12/3f1c….jpg`), from memory or streamed; returns its
+   * public URL. A stream that fails leaves nothing behind.
+   */
+  put(key: string, data: Buffer | Readable, contentType: string): Promise<string>;
   /** Removes a file; missing files are not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Removes what failed or killed uploads left: unfinished `.tmp` files, and files no record points
+   * to, both only when older than `olderThanMs` (an upload in progress is younger). Local backends.
+   */
+  sweep?(
+    isReferenced: (key: string) => boolean,
+    olderThanMs: number,
+  ): Promise<{ tmp: number; orphans: number }>;
   /** Reads a file for serving (local backends only). */
   get?(key: string): Promise<{ data: Buffer; contentType: string } | null>;
 }
@@ -32,4 +45,44 @@ export function sniffImage(data: Buffer): { contentType: string; extension: stri
     return { contentType: 'image/webp', extension: 'webp' };
   }
   return null;
+}
+
+/** Reads at least `n` bytes (fewer at the end) from a paused stream and puts them back in front. */
+export async function readHead(stream: Readable, n: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let len = 0;
+  while (len < n) {
+    const chunk = stream.read() as Buffer | null;
+    if (chunk !== null) {
+      chunks.push(chunk);
+      len += chunk.length;
+      continue;
+    }
+    if (stream.readableEnded || stream.destroyed) break;
+    await new Promise<void>((resolve, reject) => {
+      const off = () => {
+        stream.off('readable', done);
+        stream.off('end', done);
+        stream.off('error', fail);
+        stream.off('close', closed);
+      };
+      const done = () => {
+        off();
+        resolve();
+      };
+      const fail = (err: Error) => {
+        off();
+        reject(err);
+      };
+      stream.on('readable', done);
+      stream.on('end', done);
+      // Destroyed without an error (an aborted upload): it will never end.
+      const closed = () => (stream.readableEnded ? done() : fail(new Error('stream closed before its end')));
+      stream.on('error', fail);
+      stream.on('close', closed);
+    });
+  }
+  const head = Buffer.concat(chunks);
+  if (head.length > 0) stream.unshift(head);
+  return head;
 }

@@ -61,7 +61,13 @@ const authRoutes: FastifyPluginAsyncZod = async (app) => {
       if (request.query.grant_type === 'password') {
         if (!b.email) throw new HttpError(400, 'email: required');
         if (!b.password) throw new HttpError(400, 'password: required');
-        return app.sessions.signIn(b.email, b.password);
+        await app.authAllowed(request);
+        try {
+          return await app.sessions.signIn(b.email, b.password);
+        } catch (err) {
+          if (err instanceof HttpError && err.statusCode === 400) await app.authFailed(request, err.message);
+          throw err;
+        }
       }
       if (!b.refresh_token) throw new HttpError(400, 'refresh_token: required');
       return app.sessions.refresh(b.refresh_token);

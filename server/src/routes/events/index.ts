@@ -9,7 +9,7 @@ import { HttpError } from '../../errors.js';
 import { contains } from '../../routing/coverage.js';
 import { distanceToLine } from '../../routing/directions.js';
 import { decodePolyline } from '../../routing/polyline.js';
-import { sniffImage } from '../../storage/index.js';
+import { receiveImages } from '../../storage/uploads.js';
 import { viewEvent } from './view.js';
 
 const PUBLIC = { access: { public: true }, rateClass: 'events' as const };
@@ -284,28 +284,25 @@ const eventsRoutes: FastifyPluginAsyncZod = async (app) => {
       const e = repo.event(req.params.event_id);
       if (!e) throw new HttpError(404, 'Event not found');
       manageable(e.id, req.credential);
-      if (!req.isMultipart())
-        throw new HttpError(400, 'images: send multipart/form-data with files under "images"');
-      const files: { data: Buffer; name: string }[] = [];
-      for await (const part of req.files()) {
-        const data = await part.toBuffer();
-        if (part.fieldname === 'images') files.push({ data, name: part.filename });
-      }
-      if (files.length === 0) throw new HttpError(400, 'images: no files received');
-      const kinds = files.map((f) => {
-        const k = sniffImage(f.data);
-        if (!k) throw new HttpError(400, `images: ${f.name} is not a JPEG, PNG, GIF or WebP image`);
-        return k;
-      });
       const c = req.credential;
       const uploader = c.type === 'user' ? c.user.identityUserId : '';
-      const images = [];
-      for (const [i, f] of files.entries()) {
-        const kind = kinds[i] as NonNullable<ReturnType<typeof sniffImage>>;
-        const key = `events/${e.id}/${randomUUID()}.${kind.extension}`;
-        const url = await app.storage.put(key, f.data, kind.contentType);
-        const img = repo.addEventImage(e.id, key, url, uploader);
-        images.push({ id: img.id, image_url: img.image_url, created_at: img.created_at });
+      const files = await receiveImages(req, app.storage, uploader, app.uploadLimits, {
+        fields: ['images'],
+        maxFiles: 20,
+        label: 'images',
+        keyFor: (ext) => `events/${e.id}/${randomUUID()}.${ext}`,
+      });
+      let images: { id: number; image_url: string; created_at: string }[];
+      try {
+        images = app.repos.transaction(() =>
+          files.map((f) => {
+            const img = repo.addEventImage(e.id, f.key, f.url, uploader);
+            return { id: img.id, image_url: img.image_url, created_at: img.created_at };
+          }),
+        );
+      } catch (err) {
+        await Promise.allSettled(files.map((f) => app.storage.delete(f.key)));
+        throw err;
       }
       return reply.status(201).send({ success: true, message: `${images.length} image(s) uploaded`, images });
     },

@@ -1,17 +1,44 @@
-// GET /health/: liveness plus what a self-hoster wants to see first: versions and loaded cities.
+// GET /health/: liveness plus what a self-hoster wants to see first: versions, loaded cities, and
+// whether the server can still write (free space of the data folder, writes refused for lack of it)
+// and log (lines dropped).
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { Config } from '../../config.js';
 import { SERVER_VERSION } from '../../version.js';
 
+/** Below this much free space the store counts as full. */
+const MIN_FREE_BYTES = 1024 * 1024;
+/** A write refused for lack of space marks the store full for this long (unless space is seen again). */
+const FULL_FOR_MS = 60_000;
+
 const healthResponse = z.object({
-  status: z.literal('ok'),
+  status: z.enum(['ok', 'degraded']),
   version: z.string(),
   engine_version: z.string(),
   uptime_seconds: z.number(),
   cities: z.array(z.object({ id: z.string(), graph_version: z.string() })),
+  storage: z.object({ status: z.enum(['ok', 'full']), free_bytes: z.number().nullable() }),
+  log: z.object({ dropped_lines: z.number(), last_error: z.string().nullable() }),
 });
 
-const health: FastifyPluginAsyncZod = async (app) => {
+/** Free bytes for an unprivileged writer on the file systems of the data folder and the database. */
+async function freeBytes(config: Config): Promise<number | null> {
+  const dirs = [...new Set([config.dataDir, path.dirname(config.databasePath)])];
+  const free = await Promise.all(
+    dirs.map((d) =>
+      fs.statfs(d).then(
+        (s) => s.bavail * s.bsize,
+        () => null,
+      ),
+    ),
+  );
+  const known = free.filter((f): f is number => f !== null);
+  return known.length > 0 ? Math.min(...known) : null;
+}
+
+const health: FastifyPluginAsyncZod<{ config: Config }> = async (app, { config }) => {
   app.get(
     '/health/',
     {
@@ -19,17 +46,27 @@ const health: FastifyPluginAsyncZod = async (app) => {
       config: { access: { public: true } },
       schema: {
         tags: ['health'],
-        summary: 'Service health, versions and loaded city graphs',
+        summary: 'Service health, versions, loaded city graphs, free space and dropped log lines',
         response: { 200: healthResponse },
       },
     },
-    async () => ({
-      status: 'ok' as const,
-      version: SERVER_VERSION,
-      engine_version: app.engine.version,
-      uptime_seconds: Math.round(process.uptime()),
-      cities: app.engine.cities().map((c) => ({ id: c.id, graph_version: c.graphVersion })),
-    }),
+    async () => {
+      const free = await freeBytes(config);
+      const lastFull = app.storageFull.lastAt;
+      const recentlyRefused = lastFull !== null && Date.now() - lastFull < FULL_FOR_MS;
+      const full =
+        (free !== null && free < MIN_FREE_BYTES) || (recentlyRefused && (free ?? 0) < 16 * MIN_FREE_BYTES);
+      const sink = app.logSink;
+      return {
+        status: full ? ('degraded' as const) : ('ok' as const),
+        version: SERVER_VERSION,
+        engine_version: app.engine.version,
+        uptime_seconds: Math.round(process.uptime()),
+        cities: app.engine.cities().map((c) => ({ id: c.id, graph_version: c.graphVersion })),
+        storage: { status: full ? ('full' as const) : ('ok' as const), free_bytes: free },
+        log: { dropped_lines: sink?.dropped ?? 0, last_error: sink?.lastError ?? null },
+      };
+    },
   );
 };
 

@@ -8,7 +8,7 @@ import type { Credential } from '../../auth/access.js';
 import type { ProfileUpdate, RideRecord } from '../../db/platform.js';
 import type { User } from '../../db/repositories.js';
 import { HttpBodyError, HttpError } from '../../errors.js';
-import { sniffImage } from '../../storage/index.js';
+import { receiveImages, type StoredImage } from '../../storage/uploads.js';
 import { viewEvent } from '../events/view.js';
 
 const profileAccess = {
@@ -158,19 +158,18 @@ const userRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (req) => {
       const user = me(req.credential);
-      if (!req.isMultipart())
-        throw new HttpError(400, 'photo: send multipart/form-data with the image under "photo"');
-      let stored: string | null = null;
-      for await (const part of req.files()) {
-        const data = await part.toBuffer();
-        if (part.fieldname !== 'photo' && part.fieldname !== 'image') continue;
-        const kind = sniffImage(data);
-        if (!kind) throw new HttpError(400, `photo: ${part.filename} is not a JPEG, PNG, GIF or WebP image`);
-        const key = `avatars/${user.identityUserId}/${randomUUID()}.${kind.extension}`;
-        stored = await app.storage.put(key, data, kind.contentType);
+      const [photo] = await receiveImages(req, app.storage, user.identityUserId, app.uploadLimits, {
+        fields: ['photo', 'image'],
+        maxFiles: 1,
+        label: 'photo',
+        keyFor: (ext) => `avatars/${user.identityUserId}/${randomUUID()}.${ext}`,
+      });
+      try {
+        app.repos.platform.updateProfile(user.id, { image_url: (photo as StoredImage).url });
+      } catch (err) {
+        await app.storage.delete((photo as StoredImage).key);
+        throw err;
       }
-      if (!stored) throw new HttpError(400, 'photo: no file received');
-      app.repos.platform.updateProfile(user.id, { image_url: stored });
       return viewProfile(me(req.credential));
     },
   );
