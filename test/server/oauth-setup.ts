@@ -37,7 +37,7 @@ export interface OAuthServer {
 }
 
 export async function startOAuthServer(
-  o: { prepare?: (app: FastifyInstance) => void; withGraph?: boolean } = {},
+  o: { prepare?: (app: FastifyInstance) => void; withGraph?: boolean; env?: Record<string, string> } = {},
 ): Promise<OAuthServer> {
   const port = await freePort();
   const config = testConfig({
@@ -45,6 +45,7 @@ export async function startOAuthServer(
     QUIETWAY_PORT: String(port),
     // The tests sign in and exchange tokens far more often than a rider would.
     QUIETWAY_RATE_LIMITS: JSON.stringify({ auth: { ip: [10_000, 60] } }),
+    ...o.env,
   });
   if (o.withGraph) {
     buildGraph('nyc', [path.join(SHARED_DATA, 'osm/nyc-lower-manhattan.osm.pbf')], config.graphDir, 25);

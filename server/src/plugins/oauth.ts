@@ -11,6 +11,7 @@ import { errors as oidcErrors } from 'oidc-provider';
 import { z } from 'zod';
 import { verifyPassword } from '../auth/passwords.js';
 import type { Config } from '../config.js';
+import { HttpError } from '../errors.js';
 import { consentPage, errorPage, expiredPage, type Page, signInPage } from '../oauth/pages.js';
 import { CONSENT_PATH, createProvider, OAUTH_MOUNT } from '../oauth/provider.js';
 
@@ -47,6 +48,19 @@ export default fp(
     app.decorate('oauth', provider);
     const callback = provider.callback();
 
+    // A wrong or unknown client secret at the token or revocation endpoint is a failed
+    // authentication like a bad API key: counted against the client IP (rate class auth_failures),
+    // whose later credentials are refused with 429 by the auth plugin once past the limit.
+    const handedOver = new WeakMap<IncomingMessage, FastifyRequest>();
+    const clientAuthFailed = (ctx: { req: IncomingMessage }, err: Error) => {
+      const request = handedOver.get(ctx.req);
+      if (!request || !(err instanceof oidcErrors.InvalidClientAuth)) return;
+      // Past the limit it throws 429, which this answer (already invalid_client) does not need.
+      app.authFailed(request, `invalid_client: ${err.error_description ?? err.message}`).catch(() => {});
+    };
+    provider.on('grant.error', clientAuthFailed);
+    provider.on('revocation.error', clientAuthFailed);
+
     /**
      * Hands a request to oidc-provider as if it were mounted at /auth/v1 (`originalUrl` keeps the
      * mount, as Express and Connect do), under the provider's own path for it.
@@ -62,6 +76,7 @@ export default fp(
         const query = q === -1 ? '' : raw.slice(q);
         req.originalUrl = OAUTH_MOUNT + inner + query;
         req.url = inner + query;
+        handedOver.set(req, request);
         await callback(req, reply.raw);
       };
     const asIs = handOver((p) => p);
@@ -188,6 +203,16 @@ async function interactionPages(app: FastifyInstance, { provider }: { provider: 
     return !csrfOk(uid, (request.body as Record<string, unknown> | undefined)?.csrf);
   }
   const forgedPage = () => errorPage(403, 'Request refused', 'The form was not sent from this page.');
+  /** The 429 of the failed-authentication limit as a page (other errors go on as they are). */
+  const sendTooMany = (reply: FastifyReply, err: unknown) => {
+    if (!(err instanceof HttpError) || err.statusCode !== 429) throw err;
+    const p = errorPage(
+      429,
+      'Too many failed sign-ins',
+      'Too many failed sign-ins from this address. Wait a minute, then try again.',
+    );
+    return send(reply, { ...p, headers: { ...p.headers, ...err.headers } });
+  };
 
   async function appName(clientId: unknown): Promise<string> {
     const client = typeof clientId === 'string' ? await provider.Client.find(clientId) : undefined;
@@ -270,9 +295,23 @@ async function interactionPages(app: FastifyInstance, { provider }: { provider: 
       if (d.prompt.name !== 'login') return showStep(request, reply, d);
       const email = typeof request.body?.email === 'string' ? request.body.email.trim() : '';
       const password = typeof request.body?.password === 'string' ? request.body.password : '';
+      // Wrong passwords count as failed authentications, as with the API's password grant; past
+      // the limit the address is refused before the password is tried.
+      try {
+        await app.authAllowed(request);
+      } catch (err) {
+        return sendTooMany(reply, err);
+      }
       const user = email ? app.repos.users.byEmail(email) : undefined;
       const ok = await verifyPassword(password, user ? app.repos.users.passwordHash(user.id) : null);
-      if (!user || !ok) return showStep(request, reply, d, 'The email or password is not right.');
+      if (!user || !ok) {
+        try {
+          await app.authFailed(request, 'Invalid login credentials');
+        } catch (err) {
+          return sendTooMany(reply, err);
+        }
+        return showStep(request, reply, d, 'The email or password is not right.');
+      }
       reply.hijack();
       await provider.interactionFinished(
         request.raw,
