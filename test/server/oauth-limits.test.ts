@@ -2,12 +2,17 @@
 // never count as failed authentications (wherever they are used, expired, or of an ended grant);
 // wrong client secrets and wrong passwords on the sign-in page do count, and past the limit the
 // address is refused there too; the token endpoint reads its own form body under its own cap, not
-// the JSON body limits; the signing keys the authorization server uses are sealed at rest.
+// the JSON body limits; the signing keys the authorization server uses are sealed at rest; on a full
+// disk the token endpoint answers 503 temporarily_unavailable and /health/ says the store is full.
 
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { createLocalJWKSet, decodeJwt, importJWK, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox } from '../../server/src/auth/sealing.js';
+import { tempDir } from '../helpers.js';
 import { FormBrowser } from './oauth-client.js';
 import { type OAuthServer, RIDER, registerApp, startOAuthServer } from './oauth-setup.js';
 
@@ -211,5 +216,87 @@ describe('OAuth beside the failed-authentication limit', () => {
     const blockedToken = await basicTokenRequest(secret);
     expect(blockedToken.status).toBe(429);
     expect(((await blockedToken.json()) as { error: string }).error).toBe('Too many failed authentications');
+  });
+});
+
+// As in disk.test.ts: a tmpfs the test fills, which needs root (or CAP_SYS_ADMIN); skipped elsewhere.
+const MOUNT = tempDir('quietway-oauth-fulldisk-');
+const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', MOUNT], { encoding: 'utf8' });
+if (mounted.status !== 0) {
+  console.warn(
+    `SKIPPED OAuth full-disk test: cannot mount a tmpfs at ${MOUNT} (${(mounted.stderr || mounted.error?.message || 'not permitted').trim()}); run the tests as root to include it`,
+  );
+}
+
+describe.skipIf(mounted.status !== 0)('OAuth on a full disk', () => {
+  let full: OAuthServer;
+  const filler = path.join(MOUNT, 'filler.bin');
+  beforeAll(async () => {
+    full = await startOAuthServer({ env: { QUIETWAY_DATA_DIR: MOUNT } });
+  }, 180_000);
+  afterAll(async () => {
+    await full?.close();
+    spawnSync('umount', [MOUNT]);
+    fs.rmSync(MOUNT, { recursive: true, force: true });
+  });
+
+  it('answers refreshes with 503 temporarily_unavailable, not a server_error, and /health/ says the store is full', async () => {
+    const app = await registerApp(full, { name: 'Full', type: 'public', redirect_uris: [CALLBACK] });
+    const config = await oidc.discovery(
+      new URL(full.issuer),
+      app.client_id,
+      undefined,
+      oidc.None(),
+      insecure,
+    );
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: CALLBACK,
+      scope: 'openid email',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    const callback = await new FormBrowser(full.base).authorize(url.href, RIDER);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callback), {
+      pkceCodeVerifier: verifier,
+    });
+
+    // Fill the file system to its last byte.
+    const fd = fs.openSync(filler, 'w');
+    try {
+      for (const size of [64 * 1024, 512]) {
+        try {
+          for (;;) fs.writeSync(fd, Buffer.alloc(size));
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+        }
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    // Each refresh rotates (writes); whatever room SQLite's WAL still had runs out within a few.
+    let refresh = tokens.refresh_token as string;
+    let res: Response | undefined;
+    for (let i = 0; i < 200; i++) {
+      res = await fetch(`${full.issuer}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: refresh,
+          client_id: app.client_id,
+        }),
+      });
+      if (res.status !== 200) break;
+      refresh = ((await res.json()) as { refresh_token: string }).refresh_token;
+    }
+    expect(res?.status).toBe(503);
+    expect(await res?.json()).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: 'The server cannot save data right now (storage full); try again later.',
+    });
+    const health = await fetch(`${full.base}/health/`);
+    expect(await health.json()).toMatchObject({ status: 'degraded', storage: { status: 'full' } });
+    fs.rmSync(filler);
   });
 });

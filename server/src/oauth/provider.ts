@@ -16,6 +16,7 @@ import { sha256 } from '../auth/secrets.js';
 import { ACCESS_TOKEN_SECONDS } from '../auth/tokens.js';
 import type { OAuthRepository } from '../db/oauth.js';
 import type { Repositories } from '../db/repositories.js';
+import { isStorageFull } from '../errors.js';
 import { clientMetadata } from './clients.js';
 
 /** Where oidc-provider is mounted: its issuer is `{base_url}/auth/v1`, like the session tokens'. */
@@ -33,14 +34,37 @@ const BROWSER_SESSION_SECONDS = 86_400;
 /** The artefacts that belong to a grant (ended with it). */
 const GRANT_MEMBERS = ['AccessToken', 'AuthorizationCode', 'RefreshToken'];
 
+/**
+ * A write refused for lack of space (issue 26): OAuth's `temporarily_unavailable` with 503 rather than
+ * oidc-provider's 500 `server_error`. It keeps the storage error's `code`, so the server's own error
+ * handler answers 503 `Storage full` where it reaches a page of ours instead.
+ */
+function storageFullError(err: unknown, onFull: () => void): unknown {
+  if (!isStorageFull(err)) return err;
+  onFull();
+  return Object.assign(new errors.OIDCProviderError(503, 'temporarily_unavailable'), {
+    expose: true,
+    error_description: 'The server cannot save data right now (storage full); try again later.',
+    code: (err as { code: string }).code,
+  });
+}
+
 /** oidc-provider's storage adapter over the SQLite repository; `consumed` is kept and returned. */
-function sqliteAdapter(repo: OAuthRepository) {
+function sqliteAdapter(repo: OAuthRepository, onStorageFull: () => void) {
+  /** Runs a write, turning a full store into `temporarily_unavailable`. */
+  const write = <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (err) {
+      throw storageFullError(err, onStorageFull);
+    }
+  };
   const withConsumed = (a: ReturnType<OAuthRepository['find']>): AdapterPayload | undefined =>
     a && (a.consumedAt === null ? a.payload : { ...a.payload, consumed: a.consumedAt });
   return class SqliteAdapter implements Adapter {
     constructor(private readonly model: string) {}
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
-      repo.upsert(this.model, id, payload as Record<string, unknown>, expiresIn);
+      write(() => repo.upsert(this.model, id, payload as Record<string, unknown>, expiresIn));
     }
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (this.model === 'Client') {
@@ -56,21 +80,23 @@ function sqliteAdapter(repo: OAuthRepository) {
       return withConsumed(repo.findByUserCode(this.model, userCode));
     }
     async consume(id: string): Promise<void> {
-      if (repo.consume(this.model, id)) return;
+      if (write(() => repo.consume(this.model, id))) return;
       // Another request used this code or refresh token between oidc-provider's read and this
       // write: the loser is a replay, so the grant ends as it would for one presented later.
       const grantId = repo.grantOf(this.model, id);
       if (grantId) {
-        for (const model of GRANT_MEMBERS) repo.revokeByGrantId(model, grantId);
-        repo.destroy('Grant', grantId);
+        write(() => {
+          for (const model of GRANT_MEMBERS) repo.revokeByGrantId(model, grantId);
+          repo.destroy('Grant', grantId);
+        });
       }
       throw new errors.InvalidGrant('grant request is invalid');
     }
     async destroy(id: string): Promise<void> {
-      repo.destroy(this.model, id);
+      write(() => repo.destroy(this.model, id));
     }
     async revokeByGrantId(grantId: string): Promise<void> {
-      repo.revokeByGrantId(this.model, grantId);
+      write(() => repo.revokeByGrantId(this.model, grantId));
     }
   };
 }
@@ -83,6 +109,8 @@ export interface ProviderOptions {
   issuer: string;
   refreshTokenDays: number;
   trustProxy: boolean;
+  /** Called when a write is refused for lack of space (for /health/). */
+  onStorageFull?: () => void;
   /** Renders the error page for authorize-time problems (never a redirect). */
   renderError: (ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }) => void;
 }
@@ -97,7 +125,7 @@ export function createProvider(o: ProviderOptions): Provider {
   const refreshSeconds = o.refreshTokenDays * 86_400;
 
   const configuration: Configuration = {
-    adapter: sqliteAdapter(repos.oauth),
+    adapter: sqliteAdapter(repos.oauth, o.onStorageFull ?? (() => {})),
     jwks: { keys: keys as never },
     clients: [],
     async findAccount(_ctx, sub) {

@@ -33,6 +33,9 @@ export default fp(
       issuer: app.tokens.getIssuer(),
       refreshTokenDays: config.refreshTokenDays,
       trustProxy: config.trustProxy,
+      onStorageFull: () => {
+        app.storageFull.lastAt = Date.now();
+      },
       renderError(ctx, out) {
         const p = errorPage(
           ctx.status >= 400 ? ctx.status : 400,
@@ -202,6 +205,12 @@ async function interactionPages(app: FastifyInstance, { provider }: { provider: 
     if (origin && URL.parse(origin)?.host !== request.host) return true;
     return !csrfOk(uid, (request.body as Record<string, unknown> | undefined)?.csrf);
   }
+  /**
+   * Sends the browser back to the authorization after a page's decision (303, as oidc-provider's
+   * interactionFinished would), through Fastify, so a failed save reaches the error handler.
+   */
+  const finish = (reply: FastifyReply, returnTo: string) =>
+    reply.status(303).header('Location', returnTo).header('Content-Length', '0').send();
   const forgedPage = () => errorPage(403, 'Request refused', 'The form was not sent from this page.');
   /** The 429 of the failed-authentication limit as a page (other errors go on as they are). */
   const sendTooMany = (reply: FastifyReply, err: unknown) => {
@@ -312,14 +321,15 @@ async function interactionPages(app: FastifyInstance, { provider }: { provider: 
         }
         return showStep(request, reply, d, 'The email or password is not right.');
       }
-      reply.hijack();
-      await provider.interactionFinished(
-        request.raw,
-        reply.raw,
-        { login: { accountId: user.identityUserId } },
-        { mergeWithLastSubmission: false },
+      return finish(
+        reply,
+        await provider.interactionResult(
+          request.raw,
+          reply.raw,
+          { login: { accountId: user.identityUserId } },
+          { mergeWithLastSubmission: false },
+        ),
       );
-      return reply;
     },
   );
 
@@ -345,14 +355,15 @@ async function interactionPages(app: FastifyInstance, { provider }: { provider: 
         grant.addResourceScope(indicator, scopes.join(' '));
       }
       const grantId = await grant.save();
-      reply.hijack();
-      await provider.interactionFinished(
-        request.raw,
-        reply.raw,
-        { consent: { grantId } },
-        { mergeWithLastSubmission: true },
+      return finish(
+        reply,
+        await provider.interactionResult(
+          request.raw,
+          reply.raw,
+          { consent: { grantId } },
+          { mergeWithLastSubmission: true },
+        ),
       );
-      return reply;
     },
   );
 
@@ -367,14 +378,15 @@ async function interactionPages(app: FastifyInstance, { provider }: { provider: 
       if (forged(request, uid)) return send(reply, forgedPage());
       const d = await details(request, reply, uid);
       if (!d) return reply;
-      reply.hijack();
-      await provider.interactionFinished(
-        request.raw,
-        reply.raw,
-        { error: 'access_denied', error_description: 'The rider cancelled signing in to the app' },
-        { mergeWithLastSubmission: false },
+      return finish(
+        reply,
+        await provider.interactionResult(
+          request.raw,
+          reply.raw,
+          { error: 'access_denied', error_description: 'The rider cancelled signing in to the app' },
+          { mergeWithLastSubmission: false },
+        ),
       );
-      return reply;
     },
   );
 }
