@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { createLocalJWKSet, decodeJwt, importJWK, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,7 +92,7 @@ async function failuresLeft(): Promise<number> {
 }
 
 describe('OAuth beside the failed-authentication limit', () => {
-  it('uses the sealed signing keys: tokens verify against the JWKS, the database holds no plain key', async () => {
+  it('uses the sealed signing keys: tokens verify against the JWKS, the database holds no plain key nor refresh token', async () => {
     const tokens = await tokensFor(await discover(publicApp.client_id));
     const jwks = (await (await fetch(`${s.issuer}/.well-known/jwks.json`)).json()) as Parameters<
       typeof createLocalJWKSet
@@ -102,6 +103,26 @@ describe('OAuth beside the failed-authentication limit', () => {
     });
     expect(payload.client_id).toBe(publicApp.client_id);
     for (const k of s.app.repos.signingKeys.all()) expect(SecretBox.isSealed(k.privateJwk)).toBe(true);
+    // Refresh tokens (and codes) are stored as digests: the database holds no value that works.
+    const db = new Database(s.config.databasePath, { readonly: true });
+    try {
+      const rows = db.prepare('SELECT model, id, payload FROM oauth_artefacts').all() as {
+        model: string;
+        id: string;
+        payload: string;
+      }[];
+      expect(rows.some((r) => r.model === 'RefreshToken')).toBe(true);
+      const everything = JSON.stringify(rows);
+      expect(everything).not.toContain(tokens.refresh_token as string);
+    } finally {
+      db.close();
+    }
+    // …and it still works.
+    const refreshed = await oidc.refreshTokenGrant(
+      await discover(publicApp.client_id),
+      tokens.refresh_token as string,
+    );
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
   });
 
   it('never counts an app’s access token as a failed authentication: in scope, out of scope, expired, or of an ended grant', async () => {

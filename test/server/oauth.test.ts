@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sha256 } from '../../server/src/auth/secrets.js';
 import { oauthClientsCommand } from '../../server/src/commands/oauth-clients.js';
 import { redirectUriProblem } from '../../server/src/oauth/clients.js';
 import { FormBrowser } from './oauth-client.js';
@@ -546,8 +547,9 @@ describe('attacks fail safely', () => {
     const code = c.callback.searchParams.get('code') as string;
     // The code as it stands 10 minutes later: past its expiry in the store.
     const db = new Database(s.config.databasePath);
+    // (Codes are stored under their SHA-256 digest.)
     db.prepare("UPDATE oauth_artefacts SET expires_at = 0 WHERE model = 'AuthorizationCode' AND id = ?").run(
-      code,
+      sha256(code),
     );
     db.close();
     const late = await tokenRequest({

@@ -31,6 +31,13 @@ export const CODE_SECONDS = 600;
 /** The rider's sign-in at the authorization server (a browser cookie), so later apps skip the password. */
 const BROWSER_SESSION_SECONDS = 86_400;
 
+/**
+ * Artefacts whose id is the bearer value an app presents (opaque codes and refresh tokens): stored
+ * under its SHA-256 digest and without `jti`, like the server's own refresh tokens, so a copy of
+ * the database holds none that work (issue 26, finding 7).
+ */
+const HASHED_MODELS: ReadonlySet<string> = new Set(['AuthorizationCode', 'RefreshToken']);
+
 /** The artefacts that belong to a grant (ended with it). */
 const GRANT_MEMBERS = ['AccessToken', 'AuthorizationCode', 'RefreshToken'];
 
@@ -62,16 +69,27 @@ function sqliteAdapter(repo: OAuthRepository, onStorageFull: () => void) {
   const withConsumed = (a: ReturnType<OAuthRepository['find']>): AdapterPayload | undefined =>
     a && (a.consumedAt === null ? a.payload : { ...a.payload, consumed: a.consumedAt });
   return class SqliteAdapter implements Adapter {
-    constructor(private readonly model: string) {}
+    private readonly hashed: boolean;
+    constructor(private readonly model: string) {
+      this.hashed = HASHED_MODELS.has(model);
+    }
+    /** The row key: a bearer value's SHA-256 digest (see HASHED_MODELS), else the id itself. */
+    private key(id: string): string {
+      return this.hashed ? sha256(id) : id;
+    }
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
-      write(() => repo.upsert(this.model, id, payload as Record<string, unknown>, expiresIn));
+      // The value itself (`jti`) is not stored for hashed models; find() puts it back.
+      const { jti: _jti, ...rest } = payload;
+      const stored = this.hashed ? rest : payload;
+      write(() => repo.upsert(this.model, this.key(id), stored as Record<string, unknown>, expiresIn));
     }
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (this.model === 'Client') {
         const c = repo.client(id);
         return c && (clientMetadata(c) as AdapterPayload | undefined);
       }
-      return withConsumed(repo.find(this.model, id));
+      const found = withConsumed(repo.find(this.model, this.key(id)));
+      return found && this.hashed ? { ...found, jti: id } : found;
     }
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
       return withConsumed(repo.findByUid(this.model, uid));
@@ -80,10 +98,11 @@ function sqliteAdapter(repo: OAuthRepository, onStorageFull: () => void) {
       return withConsumed(repo.findByUserCode(this.model, userCode));
     }
     async consume(id: string): Promise<void> {
-      if (write(() => repo.consume(this.model, id))) return;
+      const key = this.key(id);
+      if (write(() => repo.consume(this.model, key))) return;
       // Another request used this code or refresh token between oidc-provider's read and this
       // write: the loser is a replay, so the grant ends as it would for one presented later.
-      const grantId = repo.grantOf(this.model, id);
+      const grantId = repo.grantOf(this.model, key);
       if (grantId) {
         write(() => {
           for (const model of GRANT_MEMBERS) repo.revokeByGrantId(model, grantId);
@@ -93,7 +112,7 @@ function sqliteAdapter(repo: OAuthRepository, onStorageFull: () => void) {
       throw new errors.InvalidGrant('grant request is invalid');
     }
     async destroy(id: string): Promise<void> {
-      write(() => repo.destroy(this.model, id));
+      write(() => repo.destroy(this.model, this.key(id)));
     }
     async revokeByGrantId(grantId: string): Promise<void> {
       write(() => repo.revokeByGrantId(this.model, grantId));
