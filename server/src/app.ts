@@ -11,11 +11,13 @@ import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
 import filesPlugin from './plugins/files.js';
 import limitsPlugin from './plugins/limits.js';
+import oauthPlugin from './plugins/oauth.js';
 import openapiPlugin from './plugins/openapi.js';
 import storagePlugin from './plugins/storage.js';
 import versionsPlugin from './plugins/versions.js';
 import type { RateLimitStore } from './ratelimit.js';
 import adminKeyRoutes from './routes/admin/keys.js';
+import adminOAuthClientRoutes from './routes/admin/oauth-clients.js';
 import authRoutes from './routes/auth/index.js';
 import directionsV1 from './routes/directions/v1.js';
 import directionsV2 from './routes/directions/v2.js';
@@ -63,10 +65,12 @@ export async function buildApp({
   await app.register(authPlugin, { config, rateLimitStore });
   await app.register(enginePlugin, { config });
   await app.register(filesPlugin, { config });
+  await app.register(oauthPlugin, { config });
 
   await app.register(healthRoutes, { config });
   await app.register(authRoutes);
   await app.register(adminKeyRoutes);
+  await app.register(adminOAuthClientRoutes);
   await app.register(directionsV2);
   await app.register(directionsV1);
   await app.register(userRoutes);

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// The `quietway` command: serve, build-graph, keys, users.
+// The `quietway` command: serve, build-graph, keys, users, oauth-clients.
 import { keysCommand, usersCommand } from './commands/admin.js';
 import { buildGraphCommand } from './commands/build-graph.js';
+import { oauthClientsCommand } from './commands/oauth-clients.js';
 import { ConfigError, loadConfig } from './config.js';
-import { startServer } from './server.js';
 import { SERVER_VERSION } from './version.js';
 
 const USAGE = `quietway ${SERVER_VERSION}
@@ -13,6 +13,7 @@ Usage:
   quietway build-graph ...       build a city graph from OSM extracts
   quietway keys ...              create, list and revoke API keys
   quietway users ...             manage rider accounts (promote an admin)
+  quietway oauth-clients ...     register third-party apps (OAuth 2.1 sign-in)
   quietway --version | --help
 `;
 
@@ -20,6 +21,8 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': {
+      // Loaded on demand: the admin commands need none of the server (nor oidc-provider's Node 20 warning).
+      const { startServer } = await import('./server.js');
       await startServer(loadConfig());
       return -1; // keep running until a signal
     }
@@ -29,6 +32,8 @@ async function main(argv: string[]): Promise<number> {
       return keysCommand(loadConfig(), rest);
     case 'users':
       return usersCommand(loadConfig(), rest);
+    case 'oauth-clients':
+      return oauthClientsCommand(loadConfig(), rest);
     case '--version':
     case '-v':
       console.log(SERVER_VERSION);

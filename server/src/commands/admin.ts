@@ -22,7 +22,7 @@ const USERS_USAGE = `Usage:
                                     the same for a rider of the outside identity provider, named by
                                     the (iss, sub) of their tokens (promote makes the account if needed)`;
 
-function withRepos<T>(config: Config, fn: (repos: Repositories) => T): T {
+export function withRepos<T>(config: Config, fn: (repos: Repositories) => T): T {
   const repos = sqliteRepositories(openDatabase(config.databasePath));
   try {
     return fn(repos);

@@ -177,4 +177,46 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    name: "oauth: registered third-party apps, the authorization server's artefacts, server secrets",
+    sql: `
+      -- A third-party app registered by an admin. Confidential apps keep a secret, stored only as a
+      -- SHA-256 digest; rotating it or revoking the app ends the app's grants at once.
+      CREATE TABLE oauth_clients (
+        client_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        redirect_uris TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('public', 'confidential')),
+        secret_hash TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        secret_rotated_at TEXT,
+        revoked_at TEXT
+      );
+      -- oidc-provider's models (sessions, interactions, codes, refresh tokens, grants…) as JSON
+      -- payloads. consumed_at keeps single use: a code or refresh token presented again is a replay.
+      CREATE TABLE oauth_artefacts (
+        model TEXT NOT NULL,
+        id TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        grant_id TEXT,
+        client_id TEXT,
+        uid TEXT,
+        user_code TEXT,
+        expires_at INTEGER,
+        consumed_at INTEGER,
+        PRIMARY KEY (model, id)
+      );
+      CREATE INDEX oauth_artefacts_grant ON oauth_artefacts(grant_id) WHERE grant_id IS NOT NULL;
+      CREATE INDEX oauth_artefacts_client ON oauth_artefacts(client_id) WHERE client_id IS NOT NULL;
+      CREATE INDEX oauth_artefacts_uid ON oauth_artefacts(uid) WHERE uid IS NOT NULL;
+      CREATE INDEX oauth_artefacts_expiry ON oauth_artefacts(expires_at);
+      -- Random secrets the server makes for itself once (cookie signing keys).
+      CREATE TABLE server_secrets (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -3,6 +3,7 @@
 // without touching them. Statements are prepared once; multi-step writes run in transactions.
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
+import { type OAuthRepository, sqliteOAuth } from './oauth.js';
 import { type PlatformRepository, sqlitePlatform } from './platform.js';
 
 export type Role = 'user' | 'admin';
@@ -141,6 +142,7 @@ export interface Repositories {
   signingKeys: SigningKeyRepository;
   disruptions: DisruptionRepository;
   platform: PlatformRepository;
+  oauth: OAuthRepository;
   /** Runs `fn` atomically. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -524,6 +526,7 @@ export function sqliteRepositories(db: Db): Repositories {
     signingKeys,
     disruptions,
     platform: sqlitePlatform(db),
+    oauth: sqliteOAuth(db),
     transaction: <T>(fn: () => T): T => db.transaction(fn)(),
     close: () => db.close(),
   };

@@ -10,6 +10,7 @@ import { SessionService } from '../auth/sessions.js';
 import { TokenService } from '../auth/tokens.js';
 import type { Config } from '../config.js';
 import { HttpError } from '../errors.js';
+import { acceptsOAuth } from '../oauth/scope.js';
 import { type Bucket, MemoryRateLimitStore, type RateClass, type RateLimitStore } from '../ratelimit.js';
 
 declare module 'fastify' {
@@ -17,6 +18,8 @@ declare module 'fastify' {
     tokens: TokenService;
     sessions: SessionService;
     rateLimitStore: RateLimitStore;
+    /** Seals secrets kept in the database (signing keys, the authorization server's own keys). */
+    secretBox: SecretBox;
     /** Counts and logs a failed authentication from the request's IP; throws 429 past the limit. */
     authFailed(request: FastifyRequest, reason: string): Promise<void>;
     /** Throws 429 when the request's IP is past its failed-authentication limit. */
@@ -28,6 +31,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access;
     rateClass?: RateClass;
+    /**
+     * The route reads its own `Authorization` header (the OAuth endpoints: HTTP Basic client
+     * authentication); no platform credential is resolved and the caller counts as anonymous.
+     */
+    ownCredentials?: boolean;
   }
 }
 
@@ -68,19 +76,23 @@ export default fp(
     { config, rateLimitStore }: { config: Config; rateLimitStore?: RateLimitStore },
   ) => {
     const issuer = `${config.publicUrl.replace(/\/$/, '')}/auth/v1`;
-    const tokens = await TokenService.create(
-      app.repos,
-      issuer,
-      SecretBox.load(config.secretKey),
-      config.externalIdp ?? undefined,
-    );
+    const box = SecretBox.load(config.secretKey);
+    const tokens = await TokenService.create(app.repos, issuer, box, config.externalIdp ?? undefined);
     const resolver = new CredentialResolver(app.repos, tokens);
     const store: RateLimitStore = rateLimitStore ?? new MemoryRateLimitStore();
+    app.decorate('secretBox', box);
     app.decorate('tokens', tokens);
     app.decorate('sessions', new SessionService(app.repos, tokens, config.refreshTokenDays));
     app.decorate('rateLimitStore', store);
     // Set by the hook below before any handler runs.
     app.decorateRequest('credential', null as never);
+
+    // The endpoints OAuth access tokens work on get the rule wherever they are declared.
+    app.addHook('onRoute', (route) => {
+      if (!acceptsOAuth(route.method, route.url)) return;
+      const config = (route.config ?? {}) as { access?: Access };
+      route.config = { ...config, access: { ...config.access, oauth: 'accept' } } as typeof route.config;
+    });
 
     const failures = config.rateLimits.auth_failures.ip;
     const tooMany = (resetSeconds: number) =>
@@ -115,16 +127,23 @@ export default fp(
       if (!route.url) return;
       const routeConfig = route.config;
       const h = request.headers;
+      // An address past its failed-authentication limit is refused before any credential is tried,
+      // the OAuth endpoints' own client credentials (HTTP Basic) included.
       if (h.authorization || h.apikey) await app.authAllowed(request);
-      try {
-        request.credential = await resolver.resolve(request);
-      } catch (err) {
-        // An expired token or one of a signed-out session was signed here: a stale client, not a guess.
-        const stale = err instanceof HttpError && GENUINE_BUT_STALE.has(err.message);
-        if (err instanceof HttpError && err.statusCode === 401 && !stale) {
-          await app.authFailed(request, err.message);
+      if (routeConfig.ownCredentials) {
+        request.credential = { type: 'anonymous' };
+      } else {
+        try {
+          request.credential = await resolver.resolve(request);
+        } catch (err) {
+          // An expired token or one of a signed-out session (or ended OAuth grant) was signed here:
+          // a stale client, not a guess.
+          const stale = err instanceof HttpError && GENUINE_BUT_STALE.has(err.message);
+          if (err instanceof HttpError && err.statusCode === 401 && !stale) {
+            await app.authFailed(request, err.message);
+          }
+          throw err;
         }
-        throw err;
       }
       authorize(routeConfig.access, request.credential);
       const cls = routeConfig.rateClass;

@@ -19,8 +19,9 @@ export const departureTime = z
     return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 16) === v;
   }, 'is not a valid date and time');
 
+/** OAuth access tokens: accepted on POST /directions/v2/ only (see oauth/scope.ts). */
 export const routingAccess = {
-  access: { allow: ['app' as const, 'partner' as const, 'user' as const], oauth: 'accept' as const },
+  access: { allow: ['app' as const, 'partner' as const, 'user' as const] },
   rateClass: 'directions' as const,
 };
 
