@@ -9,6 +9,7 @@ import authPlugin from './plugins/auth.js';
 import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
 import filesPlugin from './plugins/files.js';
+import functionsPlugin from './plugins/functions.js';
 import openapiPlugin from './plugins/openapi.js';
 import storagePlugin from './plugins/storage.js';
 import versionsPlugin from './plugins/versions.js';
@@ -18,6 +19,7 @@ import authRoutes from './routes/auth/index.js';
 import directionsV1 from './routes/directions/v1.js';
 import directionsV2 from './routes/directions/v2.js';
 import eventsRoutes from './routes/events/index.js';
+import functionsRoutes from './routes/functions/index.js';
 import healthRoutes from './routes/health/index.js';
 import userRoutes from './routes/users/index.js';
 
@@ -49,6 +51,7 @@ export async function buildApp({
   await app.register(authPlugin, { config, rateLimitStore });
   await app.register(enginePlugin, { config });
   await app.register(filesPlugin, { config });
+  await app.register(functionsPlugin, { config });
 
   await app.register(healthRoutes);
   await app.register(authRoutes);
@@ -57,6 +60,7 @@ export async function buildApp({
   await app.register(directionsV1);
   await app.register(userRoutes);
   await app.register(eventsRoutes);
+  await app.register(functionsRoutes);
 
   // Last: 405 and 410 answers for every path registered above.
   await app.register(fp(async (instance) => instance.finishRoutes()));
