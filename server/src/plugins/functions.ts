@@ -8,6 +8,7 @@ import { GooglePlaceProvider } from '../places/google.js';
 import { LocalPlaceIndex, LocalPlaceProvider } from '../places/local.js';
 import { PlaceSearch } from '../places/service.js';
 import { OpenMeteoProvider } from '../weather/openmeteo.js';
+import { RideWeather } from '../weather/rides.js';
 import { WeatherService } from '../weather/service.js';
 import { WeatherKitProvider } from '../weather/weatherkit.js';
 
@@ -15,6 +16,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     places: PlaceSearch;
     weather: WeatherService;
+    rideWeather: RideWeather;
   }
 }
 
@@ -49,6 +51,12 @@ export default fp(
       ),
     );
 
+    const rideWeather = new RideWeather(app.weather, app.repos.platform, app.log);
+    app.decorate('rideWeather', rideWeather);
+    // Fetches under way finish before the app is closed (a write that still comes too late is
+    // caught and logged).
+    app.addHook('onClose', async () => rideWeather.drain());
+
     if (p.provider === 'local') {
       // A running server reads the index at once, so the first rider does not wait for it.
       app.addHook('onListen', async () => {
@@ -57,5 +65,5 @@ export default fp(
     }
     app.addHook('onClose', async () => index?.close());
   },
-  { name: 'functions' },
+  { name: 'functions', dependencies: ['storage'] },
 );
