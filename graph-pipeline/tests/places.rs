@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use quietway_graph_pipeline::places::{PlaceKind, build_places, write_places};
+use quietway_graph_pipeline::places::{PlaceEntry, PlaceKind, build_places, write_places};
 use quietway_graph_pipeline::progress::Progress;
 
 //   a---b---c          d---e   (Main Street in three ways; a..c touch, d..e is 2 km east)
@@ -64,11 +64,12 @@ fn hand_drawn_map() {
         &Progress::new(true),
     )
     .unwrap();
-    let find = |name: &str| entries.iter().filter(move |e| e.name == name);
+    let find =
+        |name: &str| -> Vec<&PlaceEntry> { entries.iter().filter(|e| e.name == name).collect() };
 
     // Main Street: the two touching ways are one street (named by its longest way, the first of
     // equal length), the piece 2 km east another; alternative names of any piece are kept.
-    let main: Vec<_> = find("Main Street").collect();
+    let main = find("Main Street");
     assert_eq!(main.len(), 2, "{main:?}");
     assert!(main.iter().all(|e| e.kind == PlaceKind::Street));
     let west = main.iter().find(|e| e.id == "w100").expect("w100");
@@ -76,7 +77,7 @@ fn hand_drawn_map() {
     assert_eq!(west.category, "highway=residential");
     assert!(main.iter().any(|e| e.id == "w102"));
 
-    let cafe = find("Bean There").next().unwrap();
+    let cafe = find("Bean There")[0];
     assert_eq!(
         (cafe.kind, cafe.id.as_str(), cafe.category.as_str()),
         (PlaceKind::Poi, "n8", "amenity=cafe")
@@ -86,28 +87,31 @@ fn hand_drawn_map() {
     // Outside every coverage area (none given) and without addr:city: no locality.
     assert_eq!(cafe.locality, None);
 
-    let hollow = find("Little Hollow").next().unwrap();
+    let hollow = find("Little Hollow")[0];
     assert_eq!(hollow.kind, PlaceKind::Place);
     assert_eq!(
         hollow.alt_names,
         vec!["The Hollow", "LH", "Little Hollow Historic District"]
     );
 
-    let park = find("Hollow Park").next().unwrap();
+    let park = find("Hollow Park")[0];
     assert_eq!((park.kind, park.id.as_str()), (PlaceKind::Poi, "w110"));
     assert!((park.lat - 40.7044).abs() < 1e-3 && (park.lon + 73.9996).abs() < 1e-3);
-    assert!(park.importance > cafe.importance, "a Wikidata park outranks a café");
+    assert!(
+        park.importance > cafe.importance,
+        "a Wikidata park outranks a café"
+    );
 
-    let museum = find("Museum of Maps").next().unwrap();
+    let museum = find("Museum of Maps")[0];
     assert_eq!(
         (museum.id.as_str(), museum.category.as_str()),
         ("r200", "tourism=museum")
     );
     assert!((museum.lat - 40.7064).abs() < 1e-3);
 
-    assert_eq!(find("River Greenway").next().unwrap().kind, PlaceKind::Street);
+    assert_eq!(find("River Greenway")[0].kind, PlaceKind::Street);
     // Bus stops are not places a rider looks for by name; unnamed ways are nothing.
-    assert!(find("Main St / 1 Av").next().is_none());
+    assert!(find("Main St / 1 Av").is_empty());
     assert_eq!(entries.len(), 7, "{entries:#?}");
 
     // The file: a header, then one entry per line.
