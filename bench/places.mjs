@@ -143,7 +143,9 @@ function time(fn) {
       const ms = performance.now() - start;
       if (round === 0) continue; // warm-up
       every.push(ms);
-      byKind[q.kind] = [...(byKind[q.kind] ?? []), ms];
+      const list = byKind[q.kind] ?? [];
+      list.push(ms);
+      byKind[q.kind] = list;
     }
   }
   return {
@@ -188,7 +190,9 @@ for (let round = 0; round < ROUNDS + 1; round++) {
     if (res.statusCode !== 200) throw new Error(`${q.input}: ${res.statusCode} ${res.body}`);
     if (round === 0) continue;
     httpTimes.all.push(ms);
-    httpTimes.kinds[q.kind] = [...(httpTimes.kinds[q.kind] ?? []), ms];
+    const list = httpTimes.kinds[q.kind] ?? [];
+    list.push(ms);
+    httpTimes.kinds[q.kind] = list;
   }
 }
 await app.close();

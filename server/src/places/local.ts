@@ -237,6 +237,8 @@ const CANDIDATES = 40;
 const FUZZY_WEIGHT = 0.5;
 /** A single typed word this short is matched against names only, without text ranking. */
 const SHORT_PREFIX = 2;
+/** Points of interest this important are offered from the first letter typed. */
+const NOTABLE_IMPORTANCE = 0.45;
 /** Kilometres per degree of latitude. */
 const KM_PER_DEGREE = 111.195;
 
@@ -271,11 +273,16 @@ export class LocalPlaceIndex {
         tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3'
       );
       CREATE VIRTUAL TABLE place_words USING fts5vocab(place_text, 'row');
+      -- Streets, places and notable points of interest, for the first letter or two typed.
+      CREATE VIRTUAL TABLE notable_text USING fts5(
+        name, tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2'
+      );
     `);
     const insertPlace = db.prepare('INSERT INTO place (id, lon, lat, weight) VALUES (?, ?, ?, ?)');
     const insertText = db.prepare(
       'INSERT INTO place_text (rowid, name, alt, abbr, context) VALUES (?, ?, ?, ?, ?)',
     );
+    const insertNotable = db.prepare('INSERT INTO notable_text (rowid, name) VALUES (?, ?)');
     const clean = (t: string) => t.replace(/['’]/g, '');
     db.transaction(() => {
       for (const f of files) {
@@ -295,6 +302,7 @@ export class LocalPlaceIndex {
             abbreviations([e.name, ...alts]),
             clean([e.address, e.district].filter(Boolean).join(' ')),
           );
+          if (e.kind !== 'poi' || e.importance >= NOTABLE_IMPORTANCE) insertNotable.run(id, clean(e.name));
         }
         cities.push({ city: f.city, entries: f.entries.length });
       }
@@ -311,11 +319,11 @@ export class LocalPlaceIndex {
     }
     // BM25 (negated: higher is better) over the weighted columns, times the importance, divided by
     // the distance factor; the bounding box is a plain range test.
-    const select = (score: string) =>
+    const select = (score: string, table = 'place_text') =>
       db.prepare(`
         SELECT p.id AS id, ${score} AS score
-        FROM place_text JOIN place p ON p.id = place_text.rowid
-        WHERE place_text MATCH @match
+        FROM ${table} JOIN place p ON p.id = ${table}.rowid
+        WHERE ${table} MATCH @match
           AND p.lon BETWEEN @minLon AND @maxLon AND p.lat BETWEEN @minLat AND @maxLat
         ORDER BY score DESC LIMIT ${CANDIDATES}`);
     const bm25 = '-bm25(place_text, 6.0, 4.0, 3.0, 1.0) * p.weight';
@@ -323,8 +331,8 @@ export class LocalPlaceIndex {
         + ((p.lon - @lon) * @kmPerLon) * ((p.lon - @lon) * @kmPerLon)) / ${DISTANCE_HALF_KM})`;
     this.search = select(bm25);
     this.searchNear = select(`${bm25} / ${distanceFactor}`);
-    this.browse = select('p.weight');
-    this.browseNear = select(`p.weight / ${distanceFactor}`);
+    this.browse = select('p.weight', 'notable_text');
+    this.browseNear = select(`p.weight / ${distanceFactor}`, 'notable_text');
     this.stats = { cities, entries: this.places.length, buildMs: performance.now() - start };
   }
 
@@ -395,9 +403,9 @@ export class LocalPlaceIndex {
     const term = (w: string, last: boolean) => `"${w}"${last ? '*' : ''}`;
     let rows: { id: number; score: number }[];
     if (typed.length === 1 && lastWord.length <= SHORT_PREFIX) {
-      // One or two letters match thousands of words: names only, ranked by importance and distance
-      // (BM25 tells little apart here).
-      rows = this.run(`name : ${term(lastWord, true)}`, query, false);
+      // One or two letters begin thousands of words: the names of streets, places and notable
+      // points of interest only, ranked by importance and distance (BM25 tells little apart here).
+      rows = this.run(term(lastWord, true), query, false);
     } else if (typed.length === 1) {
       // One word: names, alternative names and abbreviations; addresses only narrow a search
       // (`starbucks broadway`), alone they would match every shop on Broadway.
