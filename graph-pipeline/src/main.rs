@@ -185,6 +185,8 @@ fn run() -> Result<(), String> {
     let version = quietway_engine::format::read_file(&path)
         .map_err(|e| e.to_string())?
         .1;
+    // The graph is on disk: its memory goes before the place index reads the extracts again.
+    drop(graph);
     let places = build_place_index(&args, &city_id, &input.city.name, &input.areas, &progress)?;
     progress.finish_phase();
 
