@@ -45,6 +45,10 @@ echo "== Addon: the engine through N-API"
 node bench/addon.mjs $quick
 
 echo
+echo "== Place search: the local index, as riders type"
+node bench/places.mjs $quick
+
+echo
 echo "== Regression gate (ratios to in-run baselines)"
 node bench/gate.mjs || status=$?
 exit "${status:-0}"

@@ -14,9 +14,18 @@ export function tempDir(prefix = 'quietway-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** A configuration whose data directory is a fresh temporary folder. */
+/**
+ * A configuration whose data directory is a fresh temporary folder. Tests never reach the internet:
+ * the weather service (asked when a ride is recorded) is a closed loopback port unless a test
+ * starts its own.
+ */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ QUIETWAY_DATA_DIR: tempDir(), QUIETWAY_LOG_LEVEL: 'silent', ...env });
+  return loadConfig({
+    QUIETWAY_DATA_DIR: tempDir(),
+    QUIETWAY_LOG_LEVEL: 'silent',
+    QUIETWAY_OPEN_METEO_URL: 'http://127.0.0.1:9',
+    ...env,
+  });
 }
 
 /** Builds a city graph with the real pipeline into `outDir`; returns the graph file. */

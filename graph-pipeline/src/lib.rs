@@ -4,5 +4,6 @@ pub mod build;
 pub mod city;
 pub mod dem;
 pub mod osm;
+pub mod places;
 pub mod progress;
 pub mod rules;

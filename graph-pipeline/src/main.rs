@@ -4,6 +4,7 @@ use quietway_engine::graph::SafetyClass;
 use quietway_graph_pipeline::build::{BuildInput, build};
 use quietway_graph_pipeline::city::{load_cities, read_boundary};
 use quietway_graph_pipeline::dem::{Dem, DemSet};
+use quietway_graph_pipeline::places;
 use quietway_graph_pipeline::progress::{Progress, peak_memory_bytes};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,9 +13,11 @@ const USAGE: &str =
     "Usage: quietway-build-graph --city <id> --osm <file>... [--dem <file>...] [--out <dir>]
                             [--boundary <geojson>] [--shared-data <dir>] [--cities <json>]
                             [--summary-json <file>] [--min-island-nodes <n>] [--quiet]
+                            [--places-only]
        quietway-build-graph --list-cities [--cities <json>]
 
-Builds <out>/<city>.qwg (default out: data/graphs) from OSM extracts (.osm.pbf, .osm, .osm.bz2).
+Builds <out>/<city>.qwg (default out: data/graphs) from OSM extracts (.osm.pbf, .osm, .osm.bz2),
+and beside it the place index <out>/<city>.places.ndjson (--places-only builds just that).
 City ids: nyc, los-angeles, sf-bay-area, chicago, london.";
 
 struct Args {
@@ -29,6 +32,7 @@ struct Args {
     min_island_nodes: usize,
     quiet: bool,
     list_cities: bool,
+    places_only: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -44,6 +48,7 @@ fn parse_args() -> Result<Args, String> {
         min_island_nodes: 25,
         quiet: false,
         list_cities: false,
+        places_only: false,
     };
     let mut it = std::env::args().skip(1).peekable();
     let mut current_list: Option<&str> = None;
@@ -73,6 +78,7 @@ fn parse_args() -> Result<Args, String> {
             }
             "--quiet" | "-q" => a.quiet = true,
             "--list-cities" => a.list_cities = true,
+            "--places-only" => a.places_only = true,
             "--help" | "-h" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -148,6 +154,12 @@ fn run() -> Result<(), String> {
                 .collect::<Result<_, _>>()?,
         ))
     };
+    if args.places_only {
+        let places = build_place_index(&args, &city_id, &city.name, &areas, &progress)?;
+        progress.finish_phase();
+        print_place_report(&places);
+        return Ok(());
+    }
     let input = BuildInput {
         city_id: city_id.clone(),
         city,
@@ -177,6 +189,9 @@ fn run() -> Result<(), String> {
     let version = quietway_engine::format::read_file(&path)
         .map_err(|e| e.to_string())?
         .1;
+    // The graph is on disk: its memory goes before the place index reads the extracts again.
+    drop(graph);
+    let places = build_place_index(&args, &city_id, &input.city.name, &input.areas, &progress)?;
     progress.finish_phase();
 
     let seconds = progress.elapsed_s();
@@ -215,6 +230,7 @@ fn run() -> Result<(), String> {
             report.km_per_class[c as usize]
         );
     }
+    print_place_report(&places);
     println!(
         "  time {:.2} s, peak memory {:.0} MB",
         seconds,
@@ -237,11 +253,54 @@ fn run() -> Result<(), String> {
             "graph_nodes": report.nodes, "graph_edges": report.edges, "graph_arcs": report.arcs,
             "km_per_class": km, "seconds": seconds, "peak_memory_bytes": peak,
             "restrictions_applied": report.restrictions_applied,
+            "places": {
+                "path": places.path, "streets": places.report.streets, "pois": places.report.pois,
+                "places": places.report.places, "seconds": places.seconds,
+            },
         });
         std::fs::write(p, serde_json::to_string_pretty(&json).unwrap())
             .map_err(|e| format!("{}: {e}", p.display()))?;
     }
     Ok(())
+}
+
+/// The place index written beside the graph, and what it holds.
+struct PlaceIndexBuilt {
+    path: PathBuf,
+    report: places::PlaceReport,
+    seconds: f64,
+}
+
+fn build_place_index(
+    args: &Args,
+    city_id: &str,
+    city_name: &str,
+    areas: &[quietway_engine::graph::CoverageArea],
+    progress: &Progress,
+) -> Result<PlaceIndexBuilt, String> {
+    let start = std::time::Instant::now();
+    let entries = places::build_places(&args.osm, city_name, areas, progress)?;
+    progress.phase("writing the place index", 0);
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let path = args.out.join(format!("{city_id}.places.ndjson"));
+    places::write_places(&path, city_id, city_name, &entries)?;
+    Ok(PlaceIndexBuilt {
+        path,
+        report: places::report(&entries),
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+fn print_place_report(p: &PlaceIndexBuilt) {
+    println!(
+        "  place index         {} entries ({} streets, {} points of interest, {} places) in {:.2} s → {}",
+        p.report.total(),
+        p.report.streets,
+        p.report.pois,
+        p.report.places,
+        p.seconds,
+        p.path.display()
+    );
 }
 
 fn main() -> ExitCode {

@@ -309,7 +309,7 @@ fn pbf_reader<'a>(
     }))
 }
 
-enum XmlEntity {
+pub(crate) enum XmlEntity {
     Node(RawNode),
     Way(RawWay),
     Relation(RawRelation),
@@ -329,7 +329,7 @@ impl<R: Read> Read for CountingReader<'_, R> {
     }
 }
 
-fn read_xml(
+pub(crate) fn read_xml(
     path: &Path,
     progress: &Progress,
     sink: &mut dyn FnMut(XmlEntity),

@@ -10,6 +10,7 @@ import authPlugin from './plugins/auth.js';
 import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
 import filesPlugin from './plugins/files.js';
+import functionsPlugin from './plugins/functions.js';
 import limitsPlugin from './plugins/limits.js';
 import oauthPlugin from './plugins/oauth.js';
 import openapiPlugin from './plugins/openapi.js';
@@ -22,6 +23,7 @@ import authRoutes from './routes/auth/index.js';
 import directionsV1 from './routes/directions/v1.js';
 import directionsV2 from './routes/directions/v2.js';
 import eventsRoutes from './routes/events/index.js';
+import functionsRoutes from './routes/functions/index.js';
 import healthRoutes from './routes/health/index.js';
 import userRoutes from './routes/users/index.js';
 
@@ -66,6 +68,7 @@ export async function buildApp({
   await app.register(enginePlugin, { config });
   await app.register(filesPlugin, { config });
   await app.register(oauthPlugin, { config });
+  await app.register(functionsPlugin, { config });
 
   await app.register(healthRoutes, { config });
   await app.register(authRoutes);
@@ -75,6 +78,7 @@ export async function buildApp({
   await app.register(directionsV1);
   await app.register(userRoutes);
   await app.register(eventsRoutes);
+  await app.register(functionsRoutes);
 
   // Last: 405 and 410 answers for every path registered above.
   await app.register(fp(async (instance) => instance.finishRoutes()));

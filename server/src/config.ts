@@ -1,5 +1,6 @@
 // Configuration from environment variables, validated once at start-up. Every setting has an
 // embedded default so `npm run setup` starts a working server with no configuration at all.
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -54,6 +55,16 @@ const envSchema = z.object({
     }),
   QUIETWAY_RETIRED_ENDPOINTS: z.string().default(''),
   QUIETWAY_V1_SUNSET: z.iso.date().optional(),
+  QUIETWAY_PLACES_PROVIDER: z.enum(['local', 'google']).default('local'),
+  QUIETWAY_GOOGLE_PLACES_API_KEY: z.string().optional(),
+  QUIETWAY_GOOGLE_PLACES_URL: z.url().default('https://places.googleapis.com'),
+  QUIETWAY_WEATHER_PROVIDER: z.enum(['open-meteo', 'weatherkit']).default('open-meteo'),
+  QUIETWAY_OPEN_METEO_URL: z.url().default('https://api.open-meteo.com'),
+  QUIETWAY_WEATHERKIT_URL: z.url().default('https://weatherkit.apple.com'),
+  QUIETWAY_WEATHERKIT_TEAM_ID: z.string().optional(),
+  QUIETWAY_WEATHERKIT_SERVICE_ID: z.string().optional(),
+  QUIETWAY_WEATHERKIT_KEY_ID: z.string().optional(),
+  QUIETWAY_WEATHERKIT_PRIVATE_KEY: z.string().optional(),
   QUIETWAY_MAX_IMAGE_BYTES: z.coerce
     .number()
     .int()
@@ -128,6 +139,16 @@ export interface Config {
   secretKey: { value: string | null; file: string; previous: string[] };
   /** Minutes between sweeps of left-over upload files (0: only at start). */
   storageSweepMinutes: number;
+  /** Place search: the embedded index (`local`) or Google Places API (New). */
+  places: { provider: 'local' | 'google'; googleApiKey: string | null; googleUrl: string };
+  /** Weather: an Open-Meteo-compatible service (no key) or Apple WeatherKit. */
+  weather: {
+    provider: 'open-meteo' | 'weatherkit';
+    openMeteoUrl: string;
+    weatherKitUrl: string;
+    /** All four WeatherKit settings, or null when any is missing (the weather answers 503 then). */
+    weatherKit: { teamId: string; serviceId: string; keyId: string; privateKeyPem: string } | null;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -151,6 +172,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const dataDir = path.resolve(PROJECT_ROOT, e.QUIETWAY_DATA_DIR);
+  const trimUrl = (u: string) => u.replace(/\/+$/, '');
+  let weatherKitKey = e.QUIETWAY_WEATHERKIT_PRIVATE_KEY?.trim();
+  if (weatherKitKey && !weatherKitKey.startsWith('-----BEGIN')) {
+    // A path to the .p8 file rather than its text.
+    try {
+      weatherKitKey = fs.readFileSync(path.resolve(PROJECT_ROOT, weatherKitKey), 'utf8');
+    } catch (err) {
+      throw new ConfigError(
+        `Invalid configuration:\n  QUIETWAY_WEATHERKIT_PRIVATE_KEY: neither a PEM key nor a readable file (${(err as Error).message})`,
+      );
+    }
+  }
+  // A key pasted into one line keeps its line breaks as \n.
+  weatherKitKey = weatherKitKey?.replaceAll('\\n', '\n');
   const shownHost = e.QUIETWAY_HOST === '0.0.0.0' || e.QUIETWAY_HOST === '::' ? 'localhost' : e.QUIETWAY_HOST;
   return {
     host: e.QUIETWAY_HOST,
@@ -202,5 +237,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         .filter(Boolean),
     },
     storageSweepMinutes: e.QUIETWAY_STORAGE_SWEEP_MINUTES,
+    places: {
+      provider: e.QUIETWAY_PLACES_PROVIDER,
+      googleApiKey: e.QUIETWAY_GOOGLE_PLACES_API_KEY || null,
+      googleUrl: trimUrl(e.QUIETWAY_GOOGLE_PLACES_URL),
+    },
+    weather: {
+      provider: e.QUIETWAY_WEATHER_PROVIDER,
+      openMeteoUrl: trimUrl(e.QUIETWAY_OPEN_METEO_URL),
+      weatherKitUrl: trimUrl(e.QUIETWAY_WEATHERKIT_URL),
+      weatherKit:
+        e.QUIETWAY_WEATHERKIT_TEAM_ID &&
+        e.QUIETWAY_WEATHERKIT_SERVICE_ID &&
+        e.QUIETWAY_WEATHERKIT_KEY_ID &&
+        weatherKitKey
+          ? {
+              teamId: e.QUIETWAY_WEATHERKIT_TEAM_ID,
+              serviceId: e.QUIETWAY_WEATHERKIT_SERVICE_ID,
+              keyId: e.QUIETWAY_WEATHERKIT_KEY_ID,
+              privateKeyPem: weatherKitKey,
+            }
+          : null,
+    },
   };
 }

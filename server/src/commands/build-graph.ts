@@ -78,11 +78,15 @@ export function buildGraphCommand(config: Config, argv: string[]): number {
       ? ownExtracts(config.osmDir, id)
       : city.sample_extracts.map((f) => path.join(config.sharedDataDir, f)).filter((f) => fs.existsSync(f));
     if (files.length === 0) continue;
-    if (missingOnly && fs.existsSync(path.join(config.graphDir, `${id}.qwg`))) {
+    const hasGraph = fs.existsSync(path.join(config.graphDir, `${id}.qwg`));
+    const hasPlaces = fs.existsSync(path.join(config.graphDir, `${id}.places.ndjson`));
+    if (missingOnly && hasGraph && hasPlaces) {
       console.log(`${city.name}: graph present, skipped`);
       continue;
     }
-    if (runPipeline(['--city', id, '--osm', ...files, ...common]) !== 0) failures += 1;
+    // A graph built before place indexes existed gets just its place index.
+    const only = missingOnly && hasGraph ? ['--places-only'] : [];
+    if (runPipeline(['--city', id, '--osm', ...files, ...common, ...only]) !== 0) failures += 1;
   }
   return failures === 0 ? 0 : 1;
 }

@@ -77,6 +77,11 @@ export interface PlatformRepository {
   storageReferences(): string[];
   addRide(ride: NewRide): RideRecord;
   ride(id: number): RideRecord | undefined;
+  /** Sets a ride's weather fields (fetched in the background after it is recorded). */
+  setRideWeather(
+    id: number,
+    w: { conditions: string[]; temperature: number; windSpeed: number; fetchedAt: string; display: string },
+  ): void;
   rides(userId: number, offset: number, limit: number): { total: number; rides: RideRecord[] };
   rideStats(userId: number): { month: string; rides: number; distance: number; duration: number }[];
   createEvent(e: EventInput, createdBy: string): EventRecord;
@@ -124,6 +129,8 @@ export function sqlitePlatform(db: Db): PlatformRepository {
       wind_speed, weather_fetched_at, weather_display, welcome_message, created_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     ride: db.prepare('SELECT * FROM rides WHERE id = ?'),
+    rideWeather: db.prepare(`UPDATE rides SET weather_conditions = ?, temperature = ?, wind_speed = ?,
+      weather_fetched_at = ?, weather_display = ? WHERE id = ?`),
     rideImages: db.prepare('SELECT image_url, created_at FROM ride_images WHERE ride_id = ? ORDER BY id'),
     rides: db.prepare(
       'SELECT * FROM rides WHERE user_id = ? ORDER BY date_started DESC, id DESC LIMIT ? OFFSET ?',
@@ -313,6 +320,9 @@ export function sqlitePlatform(db: Db): PlatformRepository {
     ride: (id) => {
       const r = q.ride.get(id);
       return r ? toRide(r) : undefined;
+    },
+    setRideWeather(id, w) {
+      q.rideWeather.run(JSON.stringify(w.conditions), w.temperature, w.windSpeed, w.fetchedAt, w.display, id);
     },
     rides(userId, offset, limit) {
       const total = (q.rideCount.get(userId) as { n: number }).n;

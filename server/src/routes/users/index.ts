@@ -252,6 +252,8 @@ const userRoutes: FastifyPluginAsyncZod = async (app) => {
         weatherDisplay: null,
         welcomeMessage: b.welcome_message ?? null,
       });
+      // The weather fields fill in shortly after, from the weather service.
+      app.rideWeather.fetchFor(ride);
       return reply.status(201).send(viewRide(ride));
     },
   );
