@@ -10,15 +10,21 @@ import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
 import filesPlugin from './plugins/files.js';
 import openapiPlugin from './plugins/openapi.js';
+import reportsPlugin from './plugins/reports.js';
 import storagePlugin from './plugins/storage.js';
 import versionsPlugin from './plugins/versions.js';
 import type { RateLimitStore } from './ratelimit.js';
+import adminDisruptionRoutes from './routes/admin/disruptions.js';
 import adminKeyRoutes from './routes/admin/keys.js';
+import adminReportRoutes from './routes/admin/reports.js';
 import authRoutes from './routes/auth/index.js';
 import directionsV1 from './routes/directions/v1.js';
 import directionsV2 from './routes/directions/v2.js';
 import eventsRoutes from './routes/events/index.js';
 import healthRoutes from './routes/health/index.js';
+import reportRoutes from './routes/reports/index.js';
+import reviewRoutes from './routes/review/index.js';
+import safetyMapRoutes from './routes/safety-map/index.js';
 import userRoutes from './routes/users/index.js';
 
 export interface BuildOptions {
@@ -48,6 +54,7 @@ export async function buildApp({
   await app.register(openapiPlugin, { config });
   await app.register(authPlugin, { config, rateLimitStore });
   await app.register(enginePlugin, { config });
+  await app.register(reportsPlugin, { config });
   await app.register(filesPlugin, { config });
 
   await app.register(healthRoutes);
@@ -57,6 +64,11 @@ export async function buildApp({
   await app.register(directionsV1);
   await app.register(userRoutes);
   await app.register(eventsRoutes);
+  await app.register(reportRoutes);
+  await app.register(adminReportRoutes);
+  await app.register(adminDisruptionRoutes);
+  await app.register(safetyMapRoutes);
+  await app.register(reviewRoutes);
 
   // Last: 405 and 410 answers for every path registered above.
   await app.register(fp(async (instance) => instance.finishRoutes()));

@@ -54,6 +54,9 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(10 * 1024 * 1024),
+  QUIETWAY_REPORT_ANALYSIS_MS: z.coerce.number().int().min(0).default(1000),
+  QUIETWAY_WZDX_URL: z.url().optional(),
+  QUIETWAY_WZDX_INTERVAL_SECONDS: z.coerce.number().int().min(10).default(300),
 });
 
 export interface Config {
@@ -83,6 +86,10 @@ export interface Config {
   v1Sunset: string | null;
   /** Largest accepted image upload, bytes. */
   maxImageBytes: number;
+  /** How often the report analysis worker looks for new reports, ms (0 turns it off). */
+  reportAnalysisMs: number;
+  /** A WZDx v4.x GeoJSON feed imported into disruptions on a schedule, if any. */
+  wzdx: { url: string; intervalSeconds: number } | null;
 }
 
 export class ConfigError extends Error {}
@@ -126,5 +133,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     v1Sunset: e.QUIETWAY_V1_SUNSET ?? null,
     maxImageBytes: e.QUIETWAY_MAX_IMAGE_BYTES,
+    reportAnalysisMs: e.QUIETWAY_REPORT_ANALYSIS_MS,
+    wzdx: e.QUIETWAY_WZDX_URL
+      ? { url: e.QUIETWAY_WZDX_URL, intervalSeconds: e.QUIETWAY_WZDX_INTERVAL_SECONDS }
+      : null,
   };
 }

@@ -57,6 +57,7 @@ export const RATE_CLASSES = [
   'weather',
   'auth',
   'events',
+  'safety_map',
 ] as const;
 export type RateClass = (typeof RATE_CLASSES)[number];
 
@@ -88,6 +89,7 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   weather: { user: [600, 60], ip: [60, 60], key: [600, 60] },
   auth: { ip: [30, 60] },
   events: { ip: [600, 60], user: [600, 60], key: [600, 60] },
+  safety_map: { ip: [1200, 60], user: [1200, 60], key: [1200, 60] },
 };
 
 /** Merges overrides (from configuration) into the defaults, class by class and bucket by bucket. */
