@@ -236,8 +236,10 @@ export class RoadChanges {
     const now = nowLocal(city.timezone);
     const want = new Map<string, Disruption>();
     for (const d of this.repos.disruptions.list(cityId, todayLocal(city.timezone, -1))) {
+      const start = localMinutesOf(`${d.startDate}T00:00`) + d.startMinute;
       const end = localMinutesOf(`${d.endDate}T00:00`) + d.endMinute;
-      if (d.wayIds.length > 0 && end > now) want.set(disruptionAvoidanceId(numberOf(d)), d);
+      // Ended ones (an entry ended before it began keeps end = start) are left out.
+      if (d.wayIds.length > 0 && end > now && end > start) want.set(disruptionAvoidanceId(numberOf(d)), d);
     }
     for (const id of reg.keys()) {
       if (!want.has(id)) {
@@ -255,17 +257,21 @@ export class RoadChanges {
         reg.delete(id);
         continue;
       }
-      city.engine.addAvoidance({
-        id,
-        wayIds: present,
-        severity: d.severity,
-        schedule: {
-          kind: 'once',
-          start: localMinutesOf(`${d.startDate}T00:00`) + d.startMinute,
-          end: localMinutesOf(`${d.endDate}T00:00`) + d.endMinute,
-        },
-      });
-      reg.set(id, key);
+      try {
+        city.engine.addAvoidance({
+          id,
+          wayIds: present,
+          severity: d.severity,
+          schedule: {
+            kind: 'once',
+            start: localMinutesOf(`${d.startDate}T00:00`) + d.startMinute,
+            end: localMinutesOf(`${d.endDate}T00:00`) + d.endMinute,
+          },
+        });
+        reg.set(id, key);
+      } catch (err) {
+        this.log.error({ disruption: d.id }, `disruption not applied to routing: ${(err as Error).message}`);
+      }
     }
   }
 
