@@ -31,7 +31,7 @@ export declare class Engine {
   /** Removes an avoidance; false when none had that id. */
   removeAvoidance(id: string): boolean
   /**
-   * The road segments with a point inside `bbox` (`[min lon, min lat, max lon, max lat]`), at
+   * The road segments whose shape meets `bbox` (`[min lon, min lat, max lon, max lat]`), at
    * most `limit` (default 50,000), with both directions' attributes and their shapes: the
    * safety map and the analysis of rider reports read the graph through this.
    */

@@ -682,11 +682,9 @@ fn bike_name(a: ArcAttrs) -> &'static str {
     }
 }
 
-/// The edges whose shape has a point inside `[min lon, min lat, max lon, max lat]`, at most
-/// `limit` of them. Copies made for turn restrictions are left out (they repeat a real stretch).
+/// The edges whose shape's bounding box meets `[min lon, min lat, max lon, max lat]` (a long
+/// stretch crossing the box with no point inside it counts), at most `limit` of them. Copies made for turn restrictions are left out (they repeat a real stretch).
 fn roads_in(g: &CityGraph, bbox: [f64; 4], limit: usize) -> Vec<RoadSegment> {
-    let inside =
-        |p: &[f64; 2]| p[0] >= bbox[0] && p[0] <= bbox[2] && p[1] >= bbox[1] && p[1] <= bbox[3];
     let mut out = Vec::new();
     let mut pts = Vec::new();
     for e in 0..g.edge_count() as u32 {
@@ -697,7 +695,15 @@ fn roads_in(g: &CityGraph, bbox: [f64; 4], limit: usize) -> Vec<RoadSegment> {
         }
         pts.clear();
         g.arc_geometry(fwd, &mut pts);
-        if !pts.iter().any(inside) {
+        let meets = pts.iter().fold([180.0f64, 90.0, -180.0, -90.0], |b, p| {
+            [
+                b[0].min(p[0]),
+                b[1].min(p[1]),
+                b[2].max(p[0]),
+                b[3].max(p[1]),
+            ]
+        });
+        if meets[0] > bbox[2] || meets[2] < bbox[0] || meets[1] > bbox[3] || meets[3] < bbox[1] {
             continue;
         }
         if out.len() == limit {
@@ -906,7 +912,7 @@ impl Engine {
         self.city.remove_avoidance(&id)
     }
 
-    /// The road segments with a point inside `bbox` (`[min lon, min lat, max lon, max lat]`), at
+    /// The road segments whose shape meets `bbox` (`[min lon, min lat, max lon, max lat]`), at
     /// most `limit` (default 50,000), with both directions' attributes and their shapes: the
     /// safety map and the analysis of rider reports read the graph through this.
     #[napi(ts_return_type = "Promise<RoadSegment[]>")]
