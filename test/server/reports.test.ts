@@ -440,3 +440,125 @@ describe('safety map', () => {
     );
   });
 });
+
+describe('more change kinds', () => {
+  it('flags a change whose way is not in the graph (a rebuild dropped it) and applies it to the rest', async () => {
+    const c = (
+      await adminCall('POST', '/api/admin/changes/', {
+        city: 'nyc',
+        change: { kind: 'reweight_way', way_ids: [5672006, 999_999_999_999], factor: 2 },
+      })
+    ).json();
+    expect(c.flag).toMatch(/ways vanished from the graph \(999999999999\): applied to the others/);
+    const listed = (await adminCall('GET', '/api/admin/changes/?status=active')).json().changes;
+    expect(listed.find((x: { id: number }) => x.id === c.id)?.flag).toBe(c.flag);
+    expect((await adminCall('DELETE', `/api/admin/changes/${c.id}/`)).json().status).toBe('lifted');
+    expect((await adminCall('DELETE', `/api/admin/changes/${c.id}/`)).statusCode).toBe(409);
+  });
+
+  it('applies a city-wide weighting change and lifts it back to the graph’s own model', async () => {
+    const city = app.engine.city('nyc');
+    if (!city) throw new Error('no graph');
+    const own = JSON.parse(city.engine.weighting());
+    const c = (
+      await adminCall('POST', '/api/admin/changes/', {
+        city: 'nyc',
+        change: { kind: 'weighting', model: { supersafe: { push_factor: 7 } } },
+      })
+    ).json();
+    expect(c.flag).toBeNull();
+    expect(JSON.parse(city.engine.weighting()).supersafe.push_factor).toBe(7);
+    await adminCall('DELETE', `/api/admin/changes/${c.id}/`);
+    expect(JSON.parse(city.engine.weighting())).toEqual(own);
+  });
+
+  it('a weekly window on a street applies to the departures inside it', async () => {
+    const route = (await directions()).json().route;
+    const step = route.steps.filter((s: { name: string; distance: number }) => s.name && s.distance > 40)[0];
+    const point = midpointOfLongestSegment(step.geometry.coordinates);
+    const roads = (
+      await app.inject({
+        method: 'GET',
+        url: `/safety-map/nyc/roads/?bbox=${point[0] - 0.0002},${point[1] - 0.0002},${point[0] + 0.0002},${point[1] + 0.0002}`,
+      })
+    ).json();
+    const ways = [
+      ...new Set(
+        roads.features
+          .filter((f: { properties: { name: string } }) => f.properties.name === step.name)
+          .map((f: { properties: { way_id: number } }) => f.properties.way_id),
+      ),
+    ];
+    const c = (
+      await adminCall('POST', '/api/admin/changes/', {
+        city: 'nyc',
+        change: {
+          kind: 'window',
+          way_ids: ways,
+          severity: 'closed',
+          schedule: { kind: 'weekly', weekdays: ['sun'], start_minute: 1320, end_minute: 120 },
+        },
+      })
+    ).json();
+    const at = async (departure_time: string) =>
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/directions/v2/',
+          headers: { apikey: appKey },
+          payload: { coordinates: [FROM, TO], departure_time },
+        })
+      ).json().route.geometry.coordinates;
+    // 2026-11-22 is a Sunday: closed from 22:00 to 02:00 on the Monday.
+    expect(distanceToLine(point, await at('2026-11-22T23:30'))).toBeGreaterThan(5);
+    expect(distanceToLine(point, await at('2026-11-23T01:30'))).toBeGreaterThan(5);
+    expect(distanceToLine(point, await at('2026-11-23T03:00'))).toBeLessThan(1);
+    expect(distanceToLine(point, await at('2026-11-22T12:00'))).toBeLessThan(1);
+    await adminCall('DELETE', `/api/admin/changes/${c.id}/`);
+    expect(distanceToLine(point, await at('2026-11-22T23:30'))).toBeLessThan(1);
+  });
+
+  it('checks bad_routing reports against the route the rider saw', async () => {
+    const seen = (await directions()).json().route.geometry;
+    const mid = seen.coordinates[Math.floor(seen.coordinates.length / 2)];
+    const same = (
+      await file({ issue_type: 'bad_routing', issue_subtype: 'quieter_route', location: mid, route: seen })
+    ).json().id;
+    const r = await analysed(same);
+    const detail = (await adminCall('GET', `/api/admin/reports/${same}/`)).json();
+    expect(detail.analysis.route_check).toMatchObject({ same_as_seen: true, passes_location: true });
+    expect(r.status).toBe('in_review');
+    expect(detail.proposal.kind).toBe('reweight_way');
+    await adminCall('POST', `/api/admin/reports/${same}/close/`, { reason: 'no_change' });
+    // A route that today's routing no longer takes (a detour east of the trip).
+    const old = { type: 'LineString', coordinates: [FROM, [-74.0045, 40.7095], TO] };
+    const moved = (
+      await file(
+        {
+          issue_type: 'bad_routing',
+          issue_subtype: 'faster_route',
+          location: [-74.0045, 40.7095],
+          route: old,
+        },
+        tokens.other,
+      )
+    ).json().id;
+    const m = await analysed(moved, tokens.other);
+    expect(m.status).toBe('closed');
+    expect(m.summary).toMatch(/not reproducible|already fixed/);
+  });
+});
+
+describe('OpenAPI', () => {
+  it('documents the report, admin and safety-map routes', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json();
+    for (const p of [
+      '/reports/',
+      '/reports/{id}/',
+      '/api/admin/reports/{id}/accept/',
+      '/safety-map/{city}/roads/',
+    ]) {
+      expect(Object.keys(doc.paths)).toContain(p);
+    }
+  });
+});

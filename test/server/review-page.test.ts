@@ -96,7 +96,7 @@ describe('reviewer page', () => {
     expect(await page.inputValue('#proposal')).toContain('close_way');
     expect(await page.textContent('#proposal-text')).toContain('closing');
     await page.click('#accept');
-    await page.waitForFunction(() => (document.querySelector('#message')?.textContent ?? '') !== '');
+    await page.locator('#message').filter({ hasText: /\S/ }).waitFor();
     expect(await page.textContent('#message')).toMatch(new RegExp(`^Accepted #${id}: Accepted: closing`));
     expect(app.repos.reports.byId(id)?.status).toBe('accepted');
     const changes = app.repos.reports.changes({ city: 'nyc', status: 'active' });
