@@ -144,6 +144,7 @@ describe('curated disruptions', () => {
     expect(upcoming.json()).toMatchObject({
       id: expect.stringMatching(/^curator:\d+$/),
       way_ids: [expect.any(Number)],
+      status: 'upcoming',
     });
     expect(distanceToLine(street.point, (await directions()).route.geometry.coordinates)).toBeLessThan(1);
 
@@ -163,8 +164,10 @@ describe('curated disruptions', () => {
     expect(distanceToLine(street.point, during.route.geometry.coordinates)).toBeGreaterThan(5);
     expect(during.disruptions.map((d: { id: string }) => d.id)).toContain(id);
 
+    expect(active.json().status).toBe('active');
     const ended = await adminCall('POST', `/api/admin/disruptions/${id}/end/`);
     expect(ended.statusCode).toBe(200);
+    expect(ended.json().status).toBe('ended');
     const after = await directions();
     expect(distanceToLine(street.point, after.route.geometry.coordinates)).toBeLessThan(1);
     await adminCall('POST', `/api/admin/disruptions/${upcoming.json().id}/end/`);

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Disruption, NewDisruption } from '../../db/repositories.js';
 import { HttpError } from '../../errors.js';
 import { nearbyWays, ReportAnalyser } from '../../reports/analysis.js';
-import { todayLocal } from '../../reports/changes.js';
+import { localMinutesOf, nowLocal, todayLocal } from '../../reports/changes.js';
 import { lonLat } from '../directions/v2.js';
 import { actorOf, admin } from './reports.js';
 
@@ -34,7 +34,7 @@ const body = z
     },
   );
 
-const view = (d: Disruption) => ({
+const viewOf = (d: Disruption) => ({
   id: d.id,
   source: d.source,
   city: d.city,
@@ -63,6 +63,18 @@ const idParam = z.object({
 });
 
 const adminDisruptionRoutes: FastifyPluginAsyncZod = async (app) => {
+  /** The entry as the spec shows it, plus its ways, feed id and state now (`active`, `upcoming`, `ended`). */
+  const view = (d: Disruption) => {
+    const tz = app.engine.city(d.city)?.timezone ?? 'UTC';
+    const now = nowLocal(tz);
+    const start = localMinutesOf(`${d.startDate}T00:00`) + d.startMinute;
+    const end = localMinutesOf(`${d.endDate}T00:00`) + d.endMinute;
+    return {
+      ...viewOf(d),
+      status: now >= end || end <= start ? 'ended' : now >= start ? 'active' : 'upcoming',
+    };
+  };
+
   const analyser = new ReportAnalyser(app.engine, app.repos);
   const cityAt = (p: [number, number]) => {
     const c = analyser.cityOf(p);
