@@ -549,6 +549,43 @@ describe('more change kinds', () => {
   });
 });
 
+describe('turn bans', () => {
+  it('reads a reported illegal turn off the seen route, and accepting it stores the ban, flagged as not yet applied', async () => {
+    const route = (await directions()).json().route;
+    const turn = route.steps.find(
+      (st: { maneuver: { instruction: string } }, i: number) =>
+        i > 0 && /^Turn/.test(st.maneuver.instruction),
+    );
+    expect(turn).toBeDefined();
+    const id = (
+      await file({
+        issue_type: 'bad_routing',
+        issue_subtype: 'other',
+        description: 'No left turn here, but the route told me to turn',
+        location: turn.maneuver.location,
+        route: route.geometry,
+      })
+    ).json().id;
+    expect((await analysed(id)).status).toBe('in_review');
+    const detail = (await adminCall('GET', `/api/admin/reports/${id}/`)).json();
+    expect(detail.reading).toBe('turn_ban');
+    expect(detail.proposal).toMatchObject({
+      kind: 'forbid_turn',
+      from_way_id: expect.any(Number),
+      to_way_id: expect.any(Number),
+    });
+    expect(detail.proposal.from_way_id).not.toBe(detail.proposal.to_way_id);
+    const accepted = (await adminCall('POST', `/api/admin/reports/${id}/accept/`, {})).json();
+    expect(accepted.change.flag).toMatch(
+      /not applied to routing: the engine has no live turn-ban update yet/,
+    );
+    expect(accepted.report.summary).toMatch(/^Accepted: forbidding the turn from way \d+ to way \d+/);
+    // Routing is unchanged until the turn-aware engine can apply it.
+    expect((await directions()).json().route.geometry).toEqual(route.geometry);
+    await adminCall('DELETE', `/api/admin/changes/${accepted.change.id}/`);
+  });
+});
+
 describe('OpenAPI', () => {
   it('documents the report, admin and safety-map routes', async () => {
     const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json();

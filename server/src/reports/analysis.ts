@@ -16,6 +16,7 @@ export type Reading =
   | 'blocked_permanent'
   | 'blocked_temporary'
   | 'one_way'
+  | 'turn_ban'
   | 'road_missing'
   | 'unsafe_traffic'
   | 'unsafe_lane'
@@ -70,6 +71,10 @@ const BY_SUBTYPE: Record<string, Reading> = {
 
 /** Free-text rules, tried in order on the description (and an unclassified subtype). */
 export const TEXT_RULES: [RegExp, Reading][] = [
+  [
+    /\b(no (left|right|u)[- ]?turns?|illegal turn|turn (is )?(not allowed|prohibited|banned|forbidden)|can'?t turn)\b/i,
+    'turn_ban',
+  ],
   [/\b(one[- ]?way|wrong way|against (the )?traffic)\b/i, 'one_way'],
   [
     /\b(does ?n[o']t exist|no such (road|street|path)|not on the map|missing (road|street|path))\b/i,
@@ -355,6 +360,26 @@ export class ReportAnalyser {
         // OSM's one-way convention is the drawing direction; the reviewer flips it when wrong.
         return this.propose(done, { kind: 'close_way', way_ids: [way.way_id], direction: 'backward' }, way);
       }
+      case 'turn_ban': {
+        // From the way the rider came on to the way they were sent onto: read off the seen route
+        // around the place when sent, else the two nearest ways (the reviewer confirms the order).
+        const [from, to] = seen
+          ? await this.turnAlong(city, seen, r.location)
+          : [way, ways.find((w) => w.way_id !== way.way_id)];
+        if (!from || !to || from.way_id === to.way_id) {
+          return done({
+            status: 'in_review',
+            summary: `In review: a turn near ${label(way)} is reported illegal; no second road found to name it`,
+            proposal: null,
+            duplicateOf: null,
+          });
+        }
+        return this.propose(
+          done,
+          { kind: 'forbid_turn', from_way_id: from.way_id, to_way_id: to.way_id },
+          way,
+        );
+      }
       case 'unsafe_traffic':
         if (BUSY.has(way.forward_class) && BUSY.has(way.backward_class)) {
           return done({
@@ -417,6 +442,38 @@ export class ReportAnalyser {
       proposal: spec,
       duplicateOf: null,
     });
+  }
+
+  /** The ways a seen route travels 25 m before and after the point of the route nearest `p`. */
+  private async turnAlong(
+    city: LoadedCity,
+    route: [number, number][],
+    p: [number, number],
+  ): Promise<[MatchedWay | undefined, MatchedWay | undefined]> {
+    let at = 0;
+    for (let i = 1; i < route.length; i++) {
+      if (
+        distanceToLine(p, [route[i] as number[], route[i] as number[]]) <
+        distanceToLine(p, [route[at] as number[], route[at] as number[]])
+      )
+        at = i;
+    }
+    const walk = (dir: -1 | 1): [number, number] => {
+      let left = 25;
+      let i = at;
+      while (i + dir >= 0 && i + dir < route.length) {
+        const a = route[i] as [number, number];
+        const b = route[i + dir] as [number, number];
+        const d = distanceToLine(a, [b, b]);
+        if (d >= left) return [a[0] + ((b[0] - a[0]) * left) / d, a[1] + ((b[1] - a[1]) * left) / d];
+        left -= d;
+        i += dir;
+      }
+      return route[i] as [number, number];
+    };
+    const [before] = await nearbyWays(city, walk(-1), 15);
+    const [after] = await nearbyWays(city, walk(1), 15);
+    return [before, after];
   }
 
   /** An older open report near this one on the same way. */
