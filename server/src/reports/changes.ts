@@ -100,6 +100,8 @@ const numberOf = (d: Disruption) => Number(d.id.slice(d.id.lastIndexOf(':') + 1)
 export class RoadChanges {
   /** Each city's own weighting model (before any weighting change), JSON. */
   private readonly baseWeighting = new Map<string, string>();
+  /** Bumped by every change applied, lifted or synced: caches of what routing sees key on it. */
+  version = 0;
   /** Disruption avoidances registered per city: avoidance id → what it was made from. */
   private readonly registered = new Map<string, Map<string, string>>();
 
@@ -187,6 +189,7 @@ export class RoadChanges {
     if (ch.status !== 'active') throw new HttpError(409, 'The road change was already lifted');
     const city = this.city(ch.city);
     this.repos.reports.liftChange(id, by);
+    this.version++;
     const spec = ch.spec as ChangeSpec;
     switch (spec.kind) {
       case 'close_way':
@@ -228,6 +231,7 @@ export class RoadChanges {
   syncDisruptions(cityId: string): void {
     const city = this.engine.city(cityId);
     if (!city) return;
+    this.version++;
     let reg = this.registered.get(cityId);
     if (!reg) {
       reg = new Map();
@@ -277,6 +281,7 @@ export class RoadChanges {
 
   /** Applies a stored change to a city's engine; the flag to record (null when applied whole). */
   private apply(city: LoadedCity, ch: RoadChangeRecord): string | null {
+    this.version++;
     const parsed = changeSchema.safeParse(ch.spec);
     if (!parsed.success) return `stored change is not valid: ${parsed.error.issues[0]?.message}`;
     const spec = parsed.data;

@@ -31,7 +31,12 @@ const bboxParam = z.string().transform((v, ctx) => {
   return [w, s, e, nn] as [number, number, number, number];
 });
 
+/** Encoded tiles kept for as long as clients may cache them. */
+const TILE_TTL_MS = 60_000;
+const TILE_CACHE_LIMIT = 4000;
+
 const safetyMapRoutes: FastifyPluginAsyncZod = async (app) => {
+  const tiles = new Map<string, { at: number; body: Buffer }>();
   const cityOr404 = (id: string): LoadedCity => {
     const c = app.engine.city(id);
     if (!c) throw new HttpError(404, 'City not found');
@@ -104,11 +109,16 @@ const safetyMapRoutes: FastifyPluginAsyncZod = async (app) => {
       const city = cityOr404(request.params.city);
       const { z: zoom, x, y } = request.params;
       if (x >= 2 ** zoom || y >= 2 ** zoom) throw new HttpError(400, 'tile x and y must be below 2^zoom');
-      const tile = await vectorTile(city, app.repos, zoom, x, y);
-      return reply
-        .header('Cache-Control', CACHE)
-        .type('application/vnd.mapbox-vector-tile')
-        .send(Buffer.from(tile));
+      // Keyed on the changes' version: an accepted change is seen by the next tile request.
+      const key = `${city.id}/${zoom}/${x}/${y}/${app.roadChanges.version}`;
+      const now = Date.now();
+      let hit = tiles.get(key);
+      if (!hit || now - hit.at > TILE_TTL_MS) {
+        if (tiles.size >= TILE_CACHE_LIMIT) tiles.clear();
+        hit = { at: now, body: Buffer.from(await vectorTile(city, app.repos, zoom, x, y)) };
+        tiles.set(key, hit);
+      }
+      return reply.header('Cache-Control', CACHE).type('application/vnd.mapbox-vector-tile').send(hit.body);
     },
   );
 };
