@@ -145,6 +145,25 @@ export function tileBbox(z: number, x: number, y: number): [number, number, numb
   return [lon(x), lat(y + 1), lon(x + 1), lat(y)];
 }
 
+/**
+ * Below this zoom tiles are an overview: quiet and shared streets off signed routes, with no change
+ * or avoidance on them, are left out (a zoom-12 tile of Manhattan would otherwise be over a megabyte).
+ */
+export const OVERVIEW_BELOW = 14;
+
+const inOverview = (f: RoadFeature) => {
+  const p = f.properties;
+  return (
+    p.cycle_routes !== '' ||
+    p.change !== null ||
+    p.avoidance !== null ||
+    !(
+      ['quiet', 'shared'].includes(p.class as string) &&
+      ['quiet', 'shared'].includes(p.class_backward as string)
+    )
+  );
+};
+
 /** One vector tile (layer `roads`) of a city's safety map. */
 export async function vectorTile(
   city: LoadedCity,
@@ -157,11 +176,12 @@ export async function vectorTile(
   // A small margin so lines crossing the edge are cut by geojson-vt, not dropped.
   const mx = (e - w) / 16;
   const my = (n - s) / 16;
-  const { features } = await roadFeatures(city, repos, [w - mx, s - my, e + mx, n + my], 50_000);
+  let { features } = await roadFeatures(city, repos, [w - mx, s - my, e + mx, n + my], 50_000);
+  if (z < OVERVIEW_BELOW) features = features.filter(inOverview);
+  // Only the path from the top tile down to this one is cut (indexMaxZoom 0).
   const index = new GeoJSONVT({ type: 'FeatureCollection', features } as never, {
     maxZoom: z,
-    indexMaxZoom: z,
-    indexMaxPoints: 0,
+    indexMaxZoom: 0,
     tolerance: 3,
     buffer: 64,
   });
