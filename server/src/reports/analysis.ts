@@ -4,6 +4,7 @@
 // it with the graph and the changes in force, and either proposes a concrete change (→ `in_review`)
 // or closes it with the reason. The rules are listed in docs/api.md ("Report analysis").
 import type { FastifyBaseLogger } from 'fastify';
+import type { RoadSegment } from '../../../addon/index.js';
 import type { ReportRecord, ReportStatus } from '../db/reports.js';
 import type { Repositories } from '../db/repositories.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
@@ -164,6 +165,11 @@ export async function nearbyWays(
   const dLat = radius / metresPerDegLat;
   const dLon = dLat / Math.cos((lat * Math.PI) / 180);
   const segs = await city.engine.roads([lon - dLon, lat - dLat, lon + dLon, lat + dLat]);
+  return waysNear(segs, [lon, lat], radius);
+}
+
+/** `nearbyWays` over stretches already fetched (one fetch for many points). */
+export function waysNear(segs: RoadSegment[], [lon, lat]: [number, number], radius: number): MatchedWay[] {
   const byWay = new Map<number, MatchedWay>();
   const lengths = new Map<number, number>();
   for (const s of segs) {

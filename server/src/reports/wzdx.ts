@@ -14,7 +14,7 @@ import { z } from 'zod';
 import type { NewDisruption, Repositories } from '../db/repositories.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
 import { contains as containsPoint } from '../routing/coverage.js';
-import { nearbyWays } from './analysis.js';
+import { waysNear } from './analysis.js';
 import type { RoadChanges } from './changes.js';
 
 const position = z.tuple([z.number().min(-180).max(180), z.number().min(-90).max(90)]).rest(z.number());
@@ -170,9 +170,20 @@ async function waysAlong(city: LoadedCity, s: Site): Promise<number[]> {
         dense.push([a[0] + ((b[0] - a[0]) * k) / (n + 1), a[1] + ((b[1] - a[1]) * k) / (n + 1)]);
     }
   }
+  // One fetch of the stretches around the whole site, then the nearest to each point.
+  const margin = 30 / 111_320;
+  const xs = dense.map((p) => p[0]);
+  const ys = dense.map((p) => p[1]);
+  const k = Math.cos(((ys[0] ?? 0) * Math.PI) / 180) || 1;
+  const segs = await city.engine.roads([
+    Math.min(...xs) - margin / k,
+    Math.min(...ys) - margin,
+    Math.max(...xs) + margin / k,
+    Math.max(...ys) + margin,
+  ]);
   const ids = new Set<number>();
-  for (const p of dense.slice(0, 200)) {
-    const near = await nearbyWays(city, p, 20);
+  for (const p of dense.slice(0, 500)) {
+    const near = waysNear(segs, p, 20);
     const named = near.find(
       (w) =>
         names.some((n) => w.name.toLowerCase().includes(n) || n.includes(w.name.toLowerCase())) && w.name,
@@ -233,7 +244,7 @@ export class WzdxImporter {
           startDate,
           startMinute,
           endDate,
-          endMinute: endMinute === 0 && endDate > startDate ? 0 : endMinute,
+          endMinute,
           wayIds: await waysAlong(city, s),
           externalId: s.features
             .map((f) => String(f.id))
