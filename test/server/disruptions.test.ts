@@ -165,6 +165,31 @@ describe('curated disruptions', () => {
     expect(during.disruptions.map((d: { id: string }) => d.id)).toContain(id);
 
     expect(active.json().status).toBe('active');
+    // An update keeps the id; moved to tomorrow it no longer changes today's route.
+    const tomorrow = now.plus({ days: 1 });
+    const moved = await adminCall('PUT', `/api/admin/disruptions/${id}/`, {
+      name: street.name,
+      notes: 'Crane, moved',
+      severity: 'closed',
+      location: street.point,
+      start_date: tomorrow.toISODate(),
+      start_minute: 600,
+      end_date: tomorrow.toISODate(),
+      end_minute: 1440,
+    });
+    expect(moved.json()).toMatchObject({ id, notes: 'Crane, moved', status: 'upcoming' });
+    expect(distanceToLine(street.point, (await directions()).route.geometry.coordinates)).toBeLessThan(1);
+    await adminCall('PUT', `/api/admin/disruptions/${id}/`, {
+      name: street.name,
+      notes: 'Crane',
+      severity: 'closed',
+      location: street.point,
+      start_date: started.toISODate(),
+      start_minute: started.hour * 60 + started.minute,
+      end_date: now.plus({ days: 2 }).toISODate(),
+      end_minute: 1440,
+    });
+    expect(distanceToLine(street.point, (await directions()).route.geometry.coordinates)).toBeGreaterThan(5);
     const ended = await adminCall('POST', `/api/admin/disruptions/${id}/end/`);
     expect(ended.statusCode).toBe(200);
     expect(ended.json().status).toBe('ended');

@@ -549,6 +549,61 @@ describe('more change kinds', () => {
   });
 });
 
+describe('review decisions', () => {
+  it('accepts with an edited change, refuses a second decision, and records both sides of each', async () => {
+    const steps = (await directions())
+      .json()
+      .route.steps.filter((st: { name: string; distance: number }) => st.name && st.distance > 40);
+    const at = midpointOfLongestSegment(steps.at(-1).geometry.coordinates);
+    const id = (
+      await file({ issue_type: 'road_closed', issue_subtype: 'permanent_closure', location: at })
+    ).json().id;
+    const r = await analysed(id);
+    expect(r.status, r.summary).toBe('in_review');
+    const proposal = (await adminCall('GET', `/api/admin/reports/${id}/`)).json().proposal;
+    expect(proposal).toMatchObject({ kind: 'close_way', direction: 'both' });
+    const edited = { ...proposal, direction: 'forward' };
+    const res = await adminCall('POST', `/api/admin/reports/${id}/accept/`, {
+      change: edited,
+      summary: 'Accepted: closed northbound only',
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().change.change).toEqual(edited);
+    expect((await read(id)).json()).toMatchObject({
+      status: 'accepted',
+      summary: 'Accepted: closed northbound only',
+    });
+    expect(
+      (await adminCall('POST', `/api/admin/reports/${id}/close/`, { reason: 'no_change' })).statusCode,
+    ).toBe(409);
+    const bad = await adminCall('POST', `/api/admin/reports/${id}/accept/`, {
+      change: { kind: 'close_way', way_ids: [] },
+    });
+    expect(bad.statusCode).toBe(400);
+    const last = (await adminCall('GET', `/api/admin/reports/${id}/`)).json().history.at(-1);
+    expect(last).toMatchObject({
+      actor: 'admin@example.org',
+      action: 'accept',
+      before: { status: 'in_review', proposal },
+      after: { status: 'accepted', change: edited },
+      at: expect.any(String),
+    });
+    await adminCall('DELETE', `/api/admin/changes/${res.json().change.id}/`);
+    // The queue filters by status and issue type; riders and keys are refused.
+    const queue = (
+      await adminCall('GET', '/api/admin/reports/?status=accepted&issue_type=road_closed')
+    ).json();
+    expect(queue.reports.map((r: { id: number }) => r.id)).toContain(id);
+    expect(queue.reports.every((r: { status: string }) => r.status === 'accepted')).toBe(true);
+    const rider = await app.inject({
+      method: 'GET',
+      url: '/api/admin/reports/',
+      headers: bearer(tokens.rider as string),
+    });
+    expect(rider.statusCode).toBe(403);
+  });
+});
+
 describe('turn bans', () => {
   it('reads a reported illegal turn off the seen route, and accepting it stores the ban, flagged as not yet applied', async () => {
     const route = (await directions()).json().route;
