@@ -442,6 +442,19 @@ describe('safety map', () => {
 });
 
 describe('more change kinds', () => {
+  it('needs a pin for a one-off window made without a report', async () => {
+    const res = await adminCall('POST', '/api/admin/changes/', {
+      city: 'nyc',
+      change: {
+        kind: 'window',
+        way_ids: [5672006],
+        severity: 'avoid',
+        schedule: { kind: 'once', start: '2026-12-01T08:00', end: '2026-12-03T18:00' },
+      },
+    });
+    expect(res.json()).toEqual({ error: 'location is required for a one-off window: it is the pin of its disruption' });
+  });
+
   it('flags a change whose way is not in the graph (a rebuild dropped it) and applies it to the rest', async () => {
     const c = (
       await adminCall('POST', '/api/admin/changes/', {

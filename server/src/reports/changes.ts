@@ -119,12 +119,6 @@ export class RoadChanges {
     return c;
   }
 
-  /** Where a change's disruption pin goes: the centroid of its first way's road segments. */
-  async pinOf(cityId: string, spec: ChangeSpec): Promise<[number, number] | undefined> {
-    if (!('way_ids' in spec)) return undefined;
-    return wayCentroid(this.city(cityId), spec.way_ids);
-  }
-
   /** Every active change and disruption of every loaded city, applied to its engine (start-up). */
   restore(): void {
     for (const c of this.engine.cities()) {
@@ -396,21 +390,4 @@ function missingFlag(missing: number[], total: number): string | null {
   return missing.length === total
     ? `every way of the change vanished from the graph (${missing.join(', ')}): not applied`
     : `ways vanished from the graph (${missing.join(', ')}): applied to the others`;
-}
-
-/** The centroid of the shapes of some ways (searched near the graph's middle of each). */
-export async function wayCentroid(city: LoadedCity, ways: number[]): Promise<[number, number] | undefined> {
-  const want = new Set(ways);
-  const segs = (await city.engine.roads(city.engine.stats().bbox, 2_000_000)).filter((s) =>
-    want.has(s.wayId),
-  );
-  let [x, y, n] = [0, 0, 0];
-  for (const s of segs) {
-    for (let i = 0; i < s.geometry.length; i += 2) {
-      x += s.geometry[i] as number;
-      y += s.geometry[i + 1] as number;
-      n++;
-    }
-  }
-  return n === 0 ? undefined : [Math.round((x / n) * 1e6) / 1e6, Math.round((y / n) * 1e6) / 1e6];
 }

@@ -269,7 +269,7 @@ const adminReportRoutes: FastifyPluginAsyncZod = async (app) => {
         body: z.object({
           city: z.string().min(1),
           change: changeSchema,
-          /** The pin of the disruption a one-off window makes; the first way's middle by default. */
+          /** The pin of the disruption a one-off window makes (required for those). */
           location: lonLat.optional(),
         }),
       },
@@ -277,8 +277,14 @@ const adminReportRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const actor = actorOf(request.credential);
       const { city, change, location } = request.body;
+      if (change.kind === 'window' && change.schedule.kind === 'once' && !location) {
+        throw new HttpError(
+          400,
+          'location is required for a one-off window: it is the pin of its disruption',
+        );
+      }
       const c = app.roadChanges.create(city, change, actor, {
-        location: location ?? (await app.roadChanges.pinOf(city, change)),
+        location,
       });
       app.repos.reports.log({
         reportId: null,
