@@ -452,7 +452,9 @@ describe('more change kinds', () => {
         schedule: { kind: 'once', start: '2026-12-01T08:00', end: '2026-12-03T18:00' },
       },
     });
-    expect(res.json()).toEqual({ error: 'location is required for a one-off window: it is the pin of its disruption' });
+    expect(res.json()).toEqual({
+      error: 'location is required for a one-off window: it is the pin of its disruption',
+    });
   });
 
   it('flags a change whose way is not in the graph (a rebuild dropped it) and applies it to the rest', async () => {
