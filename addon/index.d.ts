@@ -30,6 +30,12 @@ export declare class Engine {
   addAvoidance(input: AvoidanceInput): number
   /** Removes an avoidance; false when none had that id. */
   removeAvoidance(id: string): boolean
+  /**
+   * The road segments whose shape meets `bbox` (`[min lon, min lat, max lon, max lat]`), at
+   * most `limit` (default 50,000), with both directions' attributes and their shapes: the
+   * safety map and the analysis of rider reports read the graph through this.
+   */
+  roads(bbox: Array<number>, limit?: number | undefined | null): Promise<RoadSegment[]>
   /** Directed arc ids of an OSM way. */
   arcsOfWay(wayId: number): Array<number>
   /** Permanent changes to cycling arcs (accepted reports), live when this returns. */
@@ -110,6 +116,32 @@ export interface OneToManyInput {
   departureLocalMinutes?: number
   /** Give up beyond this many (penalised) seconds; default one hour. */
   maxSeconds?: number
+}
+
+/**
+ * One stretch of road (an edge of the graph) for maps and report analysis: both directions'
+ * attributes and its shape.
+ */
+export interface RoadSegment {
+  /** The forward arc (tail to head along the way's drawing); the backward arc is `arc + 1`. */
+  arc: number
+  wayId: number
+  name: string
+  ref: string
+  /**
+   * Safety class forward and backward: `cycleway`, `quiet`, `shared`, `moderate`, `busy` or
+   * `very_busy`.
+   */
+  forwardClass: string
+  backwardClass: string
+  /** How a bicycle may use each direction: `ride`, `push` or `no`. */
+  forwardBike: string
+  backwardBike: string
+  lit: boolean
+  cycleRoutes: Array<string>
+  length: number
+  /** Flat `[lon, lat, …]`, in the forward direction. */
+  geometry: Float64Array
 }
 
 /** One travelled arc of a leg, with what guidance and the API need to know about it. */

@@ -7,8 +7,8 @@ use napi_derive::napi;
 use quietway_engine::avoid::{Avoidance, Schedule, Severity};
 use quietway_engine::city::{ArcChange, City, Profile, RouteRequest};
 use quietway_engine::geo::{LonLat, haversine_m};
-use quietway_engine::graph::SafetyClass;
 use quietway_engine::graph::TrafficControl;
+use quietway_engine::graph::{ArcAttrs, BikeAccess, CityGraph, SafetyClass, way_flags};
 use quietway_engine::metric::{MetricKind, WeightingModel};
 use std::sync::Arc;
 
@@ -650,6 +650,100 @@ pub struct CityStats {
     pub bbox: Vec<f64>,
 }
 
+/// One stretch of road (an edge of the graph) for maps and report analysis: both directions'
+/// attributes and its shape.
+#[napi(object, object_from_js = false)]
+pub struct RoadSegment {
+    /// The forward arc (tail to head along the way's drawing); the backward arc is `arc + 1`.
+    pub arc: u32,
+    pub way_id: i64,
+    pub name: String,
+    pub r#ref: String,
+    /// Safety class forward and backward: `cycleway`, `quiet`, `shared`, `moderate`, `busy` or
+    /// `very_busy`.
+    pub forward_class: String,
+    pub backward_class: String,
+    /// How a bicycle may use each direction: `ride`, `push` or `no`.
+    pub forward_bike: String,
+    pub backward_bike: String,
+    pub lit: bool,
+    pub cycle_routes: Vec<String>,
+    pub length: f64,
+    /// Flat `[lon, lat, …]`, in the forward direction.
+    #[napi(ts_type = "Float64Array")]
+    pub geometry: CopiedArray<f64>,
+}
+
+fn bike_name(a: ArcAttrs) -> &'static str {
+    match a.bike() {
+        BikeAccess::Ride => "ride",
+        BikeAccess::Push => "push",
+        BikeAccess::No => "no",
+    }
+}
+
+/// The edges whose shape's bounding box meets `[min lon, min lat, max lon, max lat]` (a long
+/// stretch crossing the box with no point inside it counts), at most `limit` of them.
+fn roads_in(g: &CityGraph, bbox: [f64; 4], limit: usize) -> Vec<RoadSegment> {
+    let mut out = Vec::new();
+    let mut pts = Vec::new();
+    for e in 0..g.edge_count() as u32 {
+        let fwd = 2 * e;
+        let (fa, ba) = (g.arc_attrs[fwd as usize], g.arc_attrs[fwd as usize + 1]);
+        pts.clear();
+        g.arc_geometry(fwd, &mut pts);
+        let meets = pts.iter().fold([180.0f64, 90.0, -180.0, -90.0], |b, p| {
+            [
+                b[0].min(p[0]),
+                b[1].min(p[1]),
+                b[2].max(p[0]),
+                b[3].max(p[1]),
+            ]
+        });
+        if meets[0] > bbox[2] || meets[2] < bbox[0] || meets[1] > bbox[3] || meets[3] < bbox[1] {
+            continue;
+        }
+        if out.len() == limit {
+            break;
+        }
+        let way = g.arc_way(fwd);
+        out.push(RoadSegment {
+            arc: fwd,
+            way_id: g.way_osm_id[way as usize],
+            name: g.string(g.way_name[way as usize]).to_string(),
+            r#ref: g.string(g.way_ref[way as usize]).to_string(),
+            forward_class: fa.safety_class().name().to_string(),
+            backward_class: ba.safety_class().name().to_string(),
+            forward_bike: bike_name(fa).to_string(),
+            backward_bike: bike_name(ba).to_string(),
+            lit: g.way_flags[way as usize] & way_flags::LIT != 0,
+            cycle_routes: g.route_names(way).map(str::to_string).collect(),
+            length: g.edge_length_m[e as usize] as f64,
+            geometry: CopiedArray(pts.iter().flat_map(|p| [p[0], p[1]]).collect()),
+        });
+    }
+    out
+}
+
+pub struct RoadsTask {
+    city: Arc<City>,
+    bbox: [f64; 4],
+    limit: usize,
+}
+
+impl Task for RoadsTask {
+    type Output = Vec<RoadSegment>;
+    type JsValue = Vec<RoadSegment>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        Ok(roads_in(&self.city.graph, self.bbox, self.limit))
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
 /// A loaded city graph.
 #[napi]
 pub struct Engine {
@@ -813,6 +907,28 @@ impl Engine {
     #[napi]
     pub fn remove_avoidance(&self, id: String) -> bool {
         self.city.remove_avoidance(&id)
+    }
+
+    /// The road segments whose shape meets `bbox` (`[min lon, min lat, max lon, max lat]`), at
+    /// most `limit` (default 50,000), with both directions' attributes and their shapes: the
+    /// safety map and the analysis of rider reports read the graph through this.
+    #[napi(ts_return_type = "Promise<RoadSegment[]>")]
+    pub fn roads(&self, bbox: Vec<f64>, limit: Option<u32>) -> Result<AsyncTask<RoadsTask>> {
+        let bbox: [f64; 4] = match bbox.as_slice() {
+            &[a, b, c, d] if a <= c && b <= d && [a, b, c, d].iter().all(|v| v.is_finite()) => {
+                [a, b, c, d]
+            }
+            _ => {
+                return Err(invalid(
+                    "bbox must be [min lon, min lat, max lon, max lat] with min <= max",
+                ));
+            }
+        };
+        Ok(AsyncTask::new(RoadsTask {
+            city: self.city.clone(),
+            bbox,
+            limit: limit.unwrap_or(50_000) as usize,
+        }))
     }
 
     /// Directed arc ids of an OSM way.

@@ -14,17 +14,23 @@ import functionsPlugin from './plugins/functions.js';
 import limitsPlugin from './plugins/limits.js';
 import oauthPlugin from './plugins/oauth.js';
 import openapiPlugin from './plugins/openapi.js';
+import reportsPlugin from './plugins/reports.js';
 import storagePlugin from './plugins/storage.js';
 import versionsPlugin from './plugins/versions.js';
 import type { RateLimitStore } from './ratelimit.js';
+import adminDisruptionRoutes from './routes/admin/disruptions.js';
 import adminKeyRoutes from './routes/admin/keys.js';
 import adminOAuthClientRoutes from './routes/admin/oauth-clients.js';
+import adminReportRoutes from './routes/admin/reports.js';
 import authRoutes from './routes/auth/index.js';
 import directionsV1 from './routes/directions/v1.js';
 import directionsV2 from './routes/directions/v2.js';
 import eventsRoutes from './routes/events/index.js';
 import functionsRoutes from './routes/functions/index.js';
 import healthRoutes from './routes/health/index.js';
+import reportRoutes from './routes/reports/index.js';
+import reviewRoutes from './routes/review/index.js';
+import safetyMapRoutes from './routes/safety-map/index.js';
 import userRoutes from './routes/users/index.js';
 
 export interface BuildOptions {
@@ -66,6 +72,7 @@ export async function buildApp({
   await app.register(openapiPlugin, { config });
   await app.register(authPlugin, { config, rateLimitStore });
   await app.register(enginePlugin, { config });
+  await app.register(reportsPlugin, { config });
   await app.register(filesPlugin, { config });
   await app.register(oauthPlugin, { config });
   await app.register(functionsPlugin, { config });
@@ -79,6 +86,11 @@ export async function buildApp({
   await app.register(userRoutes);
   await app.register(eventsRoutes);
   await app.register(functionsRoutes);
+  await app.register(reportRoutes);
+  await app.register(adminReportRoutes);
+  await app.register(adminDisruptionRoutes);
+  await app.register(safetyMapRoutes);
+  await app.register(reviewRoutes);
 
   // Last: 405 and 410 answers for every path registered above.
   await app.register(fp(async (instance) => instance.finishRoutes()));

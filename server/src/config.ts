@@ -83,6 +83,9 @@ const envSchema = z.object({
   QUIETWAY_SECRET_KEY_FILE: z.string().min(1).optional(),
   QUIETWAY_PREVIOUS_SECRET_KEYS: z.string().default(''),
   QUIETWAY_STORAGE_SWEEP_MINUTES: int(0, 7 * 24 * 60, 60),
+  QUIETWAY_REPORT_ANALYSIS_MS: z.coerce.number().int().min(0).default(1000),
+  QUIETWAY_WZDX_URL: z.url().optional(),
+  QUIETWAY_WZDX_INTERVAL_SECONDS: z.coerce.number().int().min(10).default(300),
 });
 
 export interface Config {
@@ -149,6 +152,10 @@ export interface Config {
     /** All four WeatherKit settings, or null when any is missing (the weather answers 503 then). */
     weatherKit: { teamId: string; serviceId: string; keyId: string; privateKeyPem: string } | null;
   };
+  /** How often the report analysis worker looks for new reports, ms (0 turns it off). */
+  reportAnalysisMs: number;
+  /** A WZDx v4.x GeoJSON feed imported into disruptions on a schedule, if any. */
+  wzdx: { url: string; intervalSeconds: number } | null;
 }
 
 export class ConfigError extends Error {}
@@ -259,5 +266,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             }
           : null,
     },
+    reportAnalysisMs: e.QUIETWAY_REPORT_ANALYSIS_MS,
+    wzdx: e.QUIETWAY_WZDX_URL
+      ? { url: e.QUIETWAY_WZDX_URL, intervalSeconds: e.QUIETWAY_WZDX_INTERVAL_SECONDS }
+      : null,
   };
 }

@@ -68,6 +68,7 @@ export const RATE_CLASSES = [
   'auth',
   'auth_failures',
   'events',
+  'safety_map',
 ] as const;
 export type RateClass = (typeof RATE_CLASSES)[number];
 
@@ -102,6 +103,7 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   // past it, every credential from that IP is refused with 429 until the window ends.
   auth_failures: { ip: [20, 60] },
   events: { ip: [600, 60], user: [600, 60], key: [600, 60] },
+  safety_map: { ip: [1200, 60], user: [1200, 60], key: [1200, 60] },
 };
 
 /** Merges overrides (from configuration) into the defaults, class by class and bucket by bucket. */

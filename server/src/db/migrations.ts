@@ -219,4 +219,67 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    name: 'road reports: reports, accepted road changes, review decisions; disruptions gain ways and feed ids',
+    sql: `
+      CREATE TABLE reports (
+        id INTEGER PRIMARY KEY,
+        issue_type TEXT NOT NULL,
+        issue_subtype TEXT,
+        description TEXT NOT NULL DEFAULT '',
+        road_name TEXT NOT NULL DEFAULT '',
+        lon REAL NOT NULL,
+        lat REAL NOT NULL,
+        -- Attribution: the rider's account, or the partner key and its source slug.
+        user_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
+        api_key_id INTEGER REFERENCES api_keys(id) ON DELETE SET NULL,
+        source TEXT,
+        via TEXT NOT NULL CHECK (via IN ('user', 'partner')),
+        seen_route TEXT,
+        status TEXT NOT NULL CHECK (status IN ('received', 'in_review', 'accepted', 'closed')),
+        summary TEXT,
+        city TEXT,
+        analysis TEXT,
+        proposal TEXT,
+        duplicate_of INTEGER REFERENCES reports(id),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX reports_status ON reports(status, id);
+      CREATE INDEX reports_city ON reports(city, status);
+      CREATE TABLE road_changes (
+        id INTEGER PRIMARY KEY,
+        city TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        report_id INTEGER REFERENCES reports(id),
+        disruption_id INTEGER REFERENCES disruptions(id),
+        status TEXT NOT NULL CHECK (status IN ('active', 'lifted')),
+        -- Set when the change could not be applied whole (a way vanished in a rebuild, an engine
+        -- API that does not exist yet); the change stays stored and listed for review.
+        flag TEXT,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        lifted_by TEXT,
+        lifted_at TEXT
+      );
+      CREATE INDEX road_changes_city ON road_changes(city, status);
+      CREATE TABLE review_log (
+        id INTEGER PRIMARY KEY,
+        report_id INTEGER REFERENCES reports(id),
+        change_id INTEGER REFERENCES road_changes(id),
+        disruption_id INTEGER REFERENCES disruptions(id),
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        before TEXT,
+        after TEXT,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX review_log_report ON review_log(report_id);
+      ALTER TABLE disruptions ADD COLUMN way_ids TEXT NOT NULL DEFAULT '[]';
+      ALTER TABLE disruptions ADD COLUMN external_id TEXT;
+      ALTER TABLE disruptions ADD COLUMN updated_at TEXT;
+      CREATE UNIQUE INDEX disruptions_external ON disruptions(source, external_id);
+    `,
+  },
 ];

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
 import { type OAuthRepository, sqliteOAuth } from './oauth.js';
 import { type PlatformRepository, sqlitePlatform } from './platform.js';
+import { type ReportRepository, sqliteReports } from './reports.js';
 
 export type Role = 'user' | 'admin';
 export const KEY_KINDS = ['app', 'partner', 'publishable', 'service'] as const;
@@ -67,12 +68,36 @@ export interface Disruption {
   startMinute: number;
   endDate: string;
   endMinute: number;
+  /** OSM ways the disruption covers (an avoidance window on them while it is active). */
+  wayIds: number[];
+  /** The feed's own id of an imported entry (WZDx feature id). */
+  externalId: string | null;
 }
+
+export type NewDisruption = Omit<Disruption, 'id' | 'wayIds' | 'externalId'> & {
+  wayIds?: number[];
+  externalId?: string | null;
+};
 
 export class ConflictError extends Error {}
 
 export interface DisruptionRepository {
-  create(d: Omit<Disruption, 'id'>): Disruption;
+  create(d: NewDisruption): Disruption;
+  /** By the number of its `<source>:<number>` id. */
+  byNumber(n: number): Disruption | undefined;
+  /** Every disruption of a city (or all cities) not ended before `fromDate`, newest first. */
+  list(city: string | undefined, fromDate: string): Disruption[];
+  /** Replaces an entry's fields (not its source); the updated entry, or undefined. */
+  update(n: number, d: NewDisruption): Disruption | undefined;
+  /**
+   * Makes a source's entries for a city exactly `entries` (matched by `externalId`): new ones are
+   * added, known ones updated, missing ones deleted, in one transaction.
+   */
+  replaceImported(
+    source: string,
+    city: string,
+    entries: NewDisruption[],
+  ): { added: number; updated: number; removed: number };
   /** A city's disruptions that have not ended before `fromDate` (city-local YYYY-MM-DD); shared, do not modify. */
   current(city: string, fromDate: string): readonly Disruption[];
 }
@@ -143,6 +168,7 @@ export interface Repositories {
   disruptions: DisruptionRepository;
   platform: PlatformRepository;
   oauth: OAuthRepository;
+  reports: ReportRepository;
   /** Runs `fn` atomically. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -312,10 +338,20 @@ export function sqliteRepositories(db: Db): Repositories {
       'INSERT INTO signing_keys (kid, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, ?)',
     ),
     disruptionInsert: db.prepare(
-      `INSERT INTO disruptions (source, city, name, notes, severity, lon, lat, start_date, start_minute, end_date, end_minute, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO disruptions (source, city, name, notes, severity, lon, lat, start_date, start_minute, end_date, end_minute, created_at, way_ids, external_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     disruptionsCurrent: db.prepare('SELECT * FROM disruptions WHERE city = ? AND end_date >= ? ORDER BY id'),
+    disruptionById: db.prepare('SELECT * FROM disruptions WHERE id = ?'),
+    disruptionsAll: db.prepare(
+      'SELECT * FROM disruptions WHERE (? IS NULL OR city = ?) AND end_date >= ? ORDER BY id DESC',
+    ),
+    disruptionUpdate: db.prepare(
+      `UPDATE disruptions SET city = ?, name = ?, notes = ?, severity = ?, lon = ?, lat = ?, start_date = ?,
+       start_minute = ?, end_date = ?, end_minute = ?, way_ids = ?, external_id = ?, updated_at = ? WHERE id = ?`,
+    ),
+    disruptionsOfSource: db.prepare('SELECT id, external_id FROM disruptions WHERE source = ? AND city = ?'),
+    disruptionDelete: db.prepare('DELETE FROM disruptions WHERE id = ?'),
   };
 
   const users: UserRepository = {
@@ -480,6 +516,8 @@ export function sqliteRepositories(db: Db): Repositories {
     start_minute: number;
     end_date: string;
     end_minute: number;
+    way_ids: string;
+    external_id: string | null;
   }
   const toDisruption = (r: DisruptionRow): Disruption => ({
     id: `${r.source}:${r.id}`,
@@ -493,7 +531,28 @@ export function sqliteRepositories(db: Db): Repositories {
     startMinute: r.start_minute,
     endDate: r.end_date,
     endMinute: r.end_minute,
+    wayIds: JSON.parse(r.way_ids) as number[],
+    externalId: r.external_id,
   });
+  const disruptionValues = (d: NewDisruption) =>
+    [
+      d.city,
+      d.name,
+      d.notes,
+      d.severity,
+      d.location[0],
+      d.location[1],
+      d.startDate,
+      d.startMinute,
+      d.endDate,
+      d.endMinute,
+      JSON.stringify(d.wayIds ?? []),
+      d.externalId ?? null,
+    ] as const;
+  const disruptionByNumber = (n: number) => {
+    const r = s.disruptionById.get(n) as DisruptionRow | undefined;
+    return r && toDisruption(r);
+  };
   const disruptions: DisruptionRepository = {
     create(d) {
       const info = s.disruptionInsert.run(
@@ -509,9 +568,49 @@ export function sqliteRepositories(db: Db): Repositories {
         d.endDate,
         d.endMinute,
         now(),
+        JSON.stringify(d.wayIds ?? []),
+        d.externalId ?? null,
       );
       disruptionCache.clear();
-      return { ...d, id: `${d.source}:${info.lastInsertRowid}` };
+      return disruptionByNumber(Number(info.lastInsertRowid)) as Disruption;
+    },
+    byNumber: disruptionByNumber,
+    list: (city, fromDate) =>
+      (s.disruptionsAll.all(city ?? null, city ?? null, fromDate) as DisruptionRow[]).map(toDisruption),
+    update(n, d) {
+      const changed = s.disruptionUpdate.run(...disruptionValues(d), now(), n).changes === 1;
+      disruptionCache.clear();
+      return changed ? disruptionByNumber(n) : undefined;
+    },
+    replaceImported(source, city, entries) {
+      const counts = { added: 0, updated: 0, removed: 0 };
+      db.transaction(() => {
+        const known = new Map(
+          (s.disruptionsOfSource.all(source, city) as { id: number; external_id: string | null }[]).map(
+            (r) => [r.external_id, r.id],
+          ),
+        );
+        const seen = new Set<number>();
+        for (const e of entries) {
+          const id = known.get(e.externalId ?? null);
+          if (id !== undefined && !seen.has(id)) {
+            s.disruptionUpdate.run(...disruptionValues(e), now(), id);
+            seen.add(id);
+            counts.updated++;
+          } else {
+            disruptions.create({ ...e, source, city });
+            counts.added++;
+          }
+        }
+        for (const id of known.values()) {
+          if (!seen.has(id)) {
+            s.disruptionDelete.run(id);
+            counts.removed++;
+          }
+        }
+      })();
+      disruptionCache.clear();
+      return counts;
     },
     current: (city, fromDate) =>
       disruptionCache.get(`${city}|${fromDate}`, () =>
@@ -527,6 +626,7 @@ export function sqliteRepositories(db: Db): Repositories {
     disruptions,
     platform: sqlitePlatform(db),
     oauth: sqliteOAuth(db),
+    reports: sqliteReports(db),
     transaction: <T>(fn: () => T): T => db.transaction(fn)(),
     close: () => db.close(),
   };

@@ -1,0 +1,51 @@
+// Road reports as application services: the road changes in routing (re-applied at start-up), the
+// analysis worker, and the WZDx importer when a feed is configured. Stopped with the app.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
+import { AnalysisWorker, ReportAnalyser } from '../reports/analysis.js';
+import { RoadChanges } from '../reports/changes.js';
+import { WzdxImporter } from '../reports/wzdx.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    roadChanges: RoadChanges;
+    reportWorker: AnalysisWorker;
+    wzdx: WzdxImporter | null;
+  }
+}
+
+export default fp(
+  async (app: FastifyInstance, { config }: { config: Config }) => {
+    const changes = new RoadChanges(app.engine, app.repos, app.log);
+    changes.restore();
+    const worker = new AnalysisWorker(
+      new ReportAnalyser(app.engine, app.repos),
+      app.repos,
+      app.log,
+      config.reportAnalysisMs,
+    );
+    const wzdx = config.wzdx
+      ? new WzdxImporter(
+          config.wzdx.url,
+          config.wzdx.intervalSeconds,
+          app.engine,
+          app.repos,
+          changes,
+          app.log,
+        )
+      : null;
+    app.decorate('roadChanges', changes);
+    app.decorate('reportWorker', worker);
+    app.decorate('wzdx', wzdx);
+    app.addHook('onReady', async () => {
+      worker.start();
+      wzdx?.start();
+    });
+    app.addHook('onClose', async () => {
+      worker.stop();
+      wzdx?.stop();
+    });
+  },
+  { name: 'reports', dependencies: ['engine', 'storage'] },
+);
