@@ -40,6 +40,11 @@ export declare class Engine {
   arcsOfWay(wayId: number): Array<number>
   /** Permanent changes to cycling arcs (accepted reports), live when this returns. */
   updateArcs(changes: Array<ArcChangeInput>): void
+  /**
+   * Replaces the turns banned for cycling (accepted reports), live when this returns; the number
+   * of turns the bans matched.
+   */
+  setTurnBans(bans: Array<TurnBanInput>): number
   /** Replaces the weighting model (JSON); every metric is re-customized and swapped in. */
   setWeighting(json: string): void
   /** The weighting model in force, as JSON. */
@@ -280,4 +285,11 @@ export interface SnappedWaypoint {
   /** Metres between the requested and the snapped position. */
   distance: number
   name: string
+}
+
+/** A turn banned for cycling: from one OSM way into another, at one junction or wherever they meet. */
+export interface TurnBanInput {
+  fromWayId: number
+  viaNodeId?: number
+  toWayId: number
 }

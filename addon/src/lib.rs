@@ -629,6 +629,14 @@ pub struct ArcChangeInput {
     pub factor: Option<f64>,
 }
 
+/// A turn banned for cycling: from one OSM way into another, at one junction or wherever they meet.
+#[napi(object)]
+pub struct TurnBanInput {
+    pub from_way_id: i64,
+    pub via_node_id: Option<i64>,
+    pub to_way_id: i64,
+}
+
 #[napi(object)]
 pub struct CityStats {
     pub id: String,
@@ -960,6 +968,17 @@ impl Engine {
             })
             .collect::<Result<Vec<_>>>()?;
         self.city.update_arcs(&parsed).map_err(invalid)
+    }
+
+    /// Replaces the turns banned for cycling (accepted reports), live when this returns; the number
+    /// of turns the bans matched.
+    #[napi]
+    pub fn set_turn_bans(&self, bans: Vec<TurnBanInput>) -> u32 {
+        let bans: Vec<(i64, Option<i64>, i64)> = bans
+            .iter()
+            .map(|b| (b.from_way_id, b.via_node_id, b.to_way_id))
+            .collect();
+        self.city.set_turn_bans(&bans) as u32
     }
 
     /// Replaces the weighting model (JSON); every metric is re-customized and swapped in.

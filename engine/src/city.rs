@@ -102,6 +102,8 @@ struct State {
     /// Base metrics (model weights with permanent arc changes), indexed by MetricKind.
     base: Vec<Arc<CityMetric>>,
     arc_changes: HashMap<ArcId, ArcChange>,
+    /// Turns banned for cycling by accepted reports (turn ids of the turn model).
+    turn_bans: std::collections::HashSet<u32>,
     avoidances: BTreeMap<String, Avoidance>,
     /// Metrics with avoidances applied, by kind and active avoidance ids.
     cache: HashMap<(MetricKind, Vec<String>), Arc<CityMetric>>,
@@ -172,7 +174,8 @@ impl City {
         ];
         let way_arcs = arcs_by_way(&graph);
         let arc_changes = HashMap::new();
-        let base = customize_all(&graph, &turns, &cch, &model, &arc_changes);
+        let turn_bans = std::collections::HashSet::new();
+        let base = customize_all(&graph, &turns, &cch, &model, &arc_changes, &turn_bans);
         Ok(City {
             graph,
             graph_version,
@@ -187,6 +190,7 @@ impl City {
                 model: Arc::new(model),
                 base,
                 arc_changes,
+                turn_bans,
                 avoidances: BTreeMap::new(),
                 cache: HashMap::new(),
             }),
@@ -213,8 +217,11 @@ impl City {
     pub fn set_model(&self, model: WeightingModel) -> Result<(), String> {
         model.validate()?;
         let _writer = self.writer.lock().unwrap();
-        let changes = self.state.read().unwrap().arc_changes.clone();
-        let base = customize_all(&self.graph, &self.turns, &self.cch, &model, &changes);
+        let (changes, bans) = {
+            let st = self.state.read().unwrap();
+            (st.arc_changes.clone(), st.turn_bans.clone())
+        };
+        let base = customize_all(&self.graph, &self.turns, &self.cch, &model, &changes, &bans);
         let mut st = self.state.write().unwrap();
         st.model = Arc::new(model);
         st.base = base;
@@ -265,9 +272,9 @@ impl City {
             return Err(format!("arc {a} does not exist"));
         }
         let _writer = self.writer.lock().unwrap();
-        let (model, old_base, mut all_changes) = {
+        let (model, old_base, mut all_changes, bans) = {
             let st = self.state.read().unwrap();
-            (st.model.clone(), st.base.clone(), st.arc_changes.clone())
+            (st.model.clone(), st.base.clone(), st.arc_changes.clone(), st.turn_bans.clone())
         };
         for &(a, c) in changes {
             if c == ArcChange::Reset {
@@ -291,7 +298,14 @@ impl City {
                         )
                     })
                     .collect();
-                let m = self.updated_metric(&old_base[kind as usize], &model, kind, &arc_updates);
+                let m = self.updated_metric(
+                    &old_base[kind as usize],
+                    &model,
+                    kind,
+                    &arc_updates,
+                    &[],
+                    &bans,
+                );
                 (kind, Arc::new(m))
             })
             .collect();
@@ -345,7 +359,7 @@ impl City {
 
     /// The metric in force for a kind at a departure time.
     pub fn metric(&self, kind: MetricKind, departure: Option<i64>) -> Arc<CityMetric> {
-        let (base, active, model, avoid_list) = {
+        let (base, active, model, avoid_list, bans) = {
             let st = self.state.read().unwrap();
             let base = st.base[kind as usize].clone();
             if !kind.is_cycling() {
@@ -359,7 +373,7 @@ impl City {
                 return m.clone();
             }
             let list: Vec<Avoidance> = active.iter().map(|id| st.avoidances[id].clone()).collect();
-            (base, active, st.model.clone(), list)
+            (base, active, st.model.clone(), list, st.turn_bans.clone())
         };
         // Build outside the lock: queries keep running on what they hold.
         let mut updates: HashMap<ArcId, Weight> = HashMap::new();
@@ -374,7 +388,7 @@ impl City {
             }
         }
         let updates: Vec<(ArcId, Weight)> = updates.into_iter().collect();
-        let m = Arc::new(self.updated_metric(&base, &model, kind, &updates));
+        let m = Arc::new(self.updated_metric(&base, &model, kind, &updates, &[], &bans));
         let mut st = self.state.write().unwrap();
         if st.cache.len() >= CACHE_LIMIT {
             st.cache.clear();
@@ -511,6 +525,78 @@ impl City {
         }))
     }
 
+    /// Replaces the turns banned for cycling (accepted reports): each ban is (from way, via node or
+    /// any junction the two ways share, to way) by OSM ids. Every cycling metric is re-weighted at the
+    /// junctions whose bans changed and swapped in. Returns how many turns the bans matched.
+    pub fn set_turn_bans(&self, bans: &[(i64, Option<i64>, i64)]) -> usize {
+        let g = &self.graph;
+        let way_of: HashMap<i64, u32> = g
+            .way_osm_id
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| (id, i as u32))
+            .collect();
+        let mut banned = std::collections::HashSet::new();
+        for &(from, via, to) in bans {
+            let (Some(&fw), Some(&tw)) = (way_of.get(&from), way_of.get(&to)) else {
+                continue;
+            };
+            for v in 0..g.node_count() as NodeId {
+                if via.is_some_and(|n| g.node_osm_id[v as usize] != n) {
+                    continue;
+                }
+                for t in self.turns.turns_at(v) {
+                    let (a, b) = (
+                        self.turns.node_arc[self.turns.turn_from[t] as usize],
+                        self.turns.node_arc[self.turns.turn_to[t] as usize],
+                    );
+                    if g.arc_way(a) == fw
+                        && g.arc_way(b) == tw
+                        && self.turns.turn_flags[t] & crate::turns::turn_flags::U_TURN == 0
+                    {
+                        banned.insert(t as u32);
+                    }
+                }
+            }
+        }
+        let matched = banned.len();
+        let _writer = self.writer.lock().unwrap();
+        let (model, old_base, old_bans) = {
+            let st = self.state.read().unwrap();
+            (st.model.clone(), st.base.clone(), st.turn_bans.clone())
+        };
+        let via_of = |t: u32| (self.turns.via_first.partition_point(|&f| f <= t) - 1) as NodeId;
+        let mut junctions: Vec<NodeId> = old_bans
+            .symmetric_difference(&banned)
+            .map(|&t| via_of(t))
+            .collect();
+        junctions.sort_unstable();
+        junctions.dedup();
+        use rayon::prelude::*;
+        let updated: Vec<(MetricKind, Arc<CityMetric>)> = MetricKind::ALL
+            .into_par_iter()
+            .filter(|k| k.is_cycling())
+            .map(|kind| {
+                let m = self.updated_metric(
+                    &old_base[kind as usize],
+                    &model,
+                    kind,
+                    &[],
+                    &junctions,
+                    &banned,
+                );
+                (kind, Arc::new(m))
+            })
+            .collect();
+        let mut st = self.state.write().unwrap();
+        for (kind, m) in updated {
+            st.base[kind as usize] = m;
+        }
+        st.turn_bans = banned;
+        st.cache.clear();
+        matched
+    }
+
     /// Metres ridden on a leg.
     pub fn leg_length_m(&self, leg: &Leg) -> f64 {
         leg.pieces
@@ -528,10 +614,12 @@ impl City {
         model: &WeightingModel,
         kind: MetricKind,
         arc_updates: &[(ArcId, Weight)],
+        more_junctions: &[NodeId],
+        bans: &std::collections::HashSet<u32>,
     ) -> CityMetric {
         let g = &self.graph;
         let mut arc_weights = old.arc_weights.clone();
-        let mut junctions: Vec<NodeId> = Vec::with_capacity(2 * arc_updates.len());
+        let mut junctions: Vec<NodeId> = more_junctions.to_vec();
         for &(a, w) in arc_updates {
             arc_weights[a as usize] = w;
             junctions.push(g.arc_tail(a));
@@ -547,6 +635,9 @@ impl City {
             buf.resize(r.len(), INF_WEIGHT);
             model.turn_weights_at(g, &self.turns, v, kind, &arc_weights, &mut buf);
             for (i, t) in r.enumerate() {
+                if kind.is_cycling() && bans.contains(&(t as u32)) {
+                    buf[i] = INF_WEIGHT;
+                }
                 if old.input_weights[2 * t] != buf[i] {
                     updates.push((2 * t as ArcId, buf[i]));
                 }
@@ -873,6 +964,7 @@ fn customize_all(
     cch: &Cch,
     model: &WeightingModel,
     changes: &HashMap<ArcId, ArcChange>,
+    bans: &std::collections::HashSet<u32>,
 ) -> Vec<Arc<CityMetric>> {
     use rayon::prelude::*;
     MetricKind::ALL
@@ -881,7 +973,12 @@ fn customize_all(
             let arc_weights: Vec<Weight> = (0..g.arc_count() as ArcId)
                 .map(|a| changed_weight(g, model, kind, a, changes.get(&a)))
                 .collect();
-            let turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
+            let mut turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
+            if kind.is_cycling() {
+                for &t in bans {
+                    turn_weights[2 * t as usize] = INF_WEIGHT;
+                }
+            }
             let hierarchy = cch.customize(&turn_weights);
             hierarchy.prepare_queries(cch);
             Arc::new(CityMetric {

@@ -356,7 +356,7 @@ describe('review and routing', () => {
     expect(lifted.disruptions).toBeUndefined();
   });
 
-  it('applies a permanent closure and a re-weighting live, flags a turn ban as not yet applied, and lifts them', async () => {
+  it('applies a permanent closure and a re-weighting live, flags a turn ban whose ways do not meet, and lifts them', async () => {
     const route = (await directions()).json().route;
     const step = route.steps.filter((s: { name: string; distance: number }) => s.name && s.distance > 40)[0];
     const point = midpointOfLongestSegment(step.geometry.coordinates);
@@ -366,7 +366,7 @@ describe('review and routing', () => {
         change: { kind: 'forbid_turn', from_way_id: 1, to_way_id: 2 },
       })
     ).json();
-    expect(surroundings.flag).toMatch(/not applied to routing/);
+    expect(surroundings.flag).toMatch(/matches no turn/);
     const roads = (
       await app.inject({
         method: 'GET',
@@ -620,7 +620,7 @@ describe('review decisions', () => {
 });
 
 describe('turn bans', () => {
-  it('reads a reported illegal turn off the seen route, and accepting it stores the ban, flagged as not yet applied', async () => {
+  it('reads a reported illegal turn off the seen route, and accepting it bans the turn in routing until lifted', async () => {
     const route = (await directions()).json().route;
     const turn = route.steps.find(
       (st: { maneuver: { instruction: string } }, i: number) =>
@@ -646,13 +646,13 @@ describe('turn bans', () => {
     });
     expect(detail.proposal.from_way_id).not.toBe(detail.proposal.to_way_id);
     const accepted = (await adminCall('POST', `/api/admin/reports/${id}/accept/`, {})).json();
-    expect(accepted.change.flag).toMatch(
-      /not applied to routing: the engine has no live turn-ban update yet/,
-    );
+    expect(accepted.change.flag ?? null).toBeNull();
     expect(accepted.report.summary).toMatch(/^Accepted: forbidding the turn from way \d+ to way \d+/);
-    // Routing is unchanged until the turn-aware engine can apply it.
-    expect((await directions()).json().route.geometry).toEqual(route.geometry);
+    // The same request no longer makes the banned turn; lifting the ban restores the route.
+    const banned = (await directions()).json().route;
+    expect(banned.geometry).not.toEqual(route.geometry);
     await adminCall('DELETE', `/api/admin/changes/${accepted.change.id}/`);
+    expect((await directions()).json().route.geometry).toEqual(route.geometry);
   });
 });
 

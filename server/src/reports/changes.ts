@@ -4,8 +4,8 @@
 // table (curated, imported and accepted one-off windows).
 //
 // - permanent road changes: `close_way` (both directions or one), `reweight_way` (re-class a way:
-//   its cycling weight multiplied), `forbid_turn` (stored and reviewed; not applied to routing until
-//   the turn-aware engine offers a turn-ban update, and flagged so);
+//   its cycling weight multiplied), `forbid_turn` (the turn from one way into another, at a junction
+//   or wherever they meet, closed to cycling in the engine's turn model);
 // - temporary avoidance windows: `window` (closed or avoid; one-off, stored as a disruption so
 //   directions list it, or weekly);
 // - model-wide weighting changes: `weighting` (a partial weighting model merged over the city's own).
@@ -65,8 +65,7 @@ export const changeSchema = z.discriminatedUnion('kind', [
 export type ChangeSpec = z.infer<typeof changeSchema>;
 export type Schedule = z.infer<typeof scheduleSchema>;
 
-export const TURN_BANS_PENDING =
-  'not applied to routing: the engine has no live turn-ban update yet (stored for the turn-aware engine)';
+export const TURN_BAN_UNMATCHED = 'the ways no longer meet in the graph: the turn ban matches no turn';
 
 /** Local minutes since 1970 of a city-local `YYYY-MM-DDTHH:mm`. */
 export const localMinutesOf = (dt: string) => Math.floor(Date.parse(`${dt}:00Z`) / 60_000);
@@ -201,6 +200,7 @@ export class RoadChanges {
         this.applyWeighting(city);
         break;
       case 'forbid_turn':
+        this.applyTurnBans(city);
         break;
     }
     return this.repos.reports.change(id) as RoadChangeRecord;
@@ -313,8 +313,10 @@ export class RoadChanges {
           return `weighting not applied: ${(err as Error).message}`;
         }
         return null;
-      case 'forbid_turn':
-        return TURN_BANS_PENDING;
+      case 'forbid_turn': {
+        this.applyTurnBans(city);
+        return this.turnBanMatches(city, spec) ? null : TURN_BAN_UNMATCHED;
+      }
     }
   }
 
@@ -370,6 +372,27 @@ export class RoadChanges {
   }
 
   /** The city's own model with every active weighting change merged over it, oldest first. */
+  /** Hands the engine every active turn ban of the city (it replaces the set it had). */
+  private applyTurnBans(city: LoadedCity): void {
+    const bans = [];
+    for (const ch of this.repos.reports.changes({ city: city.id, status: 'active' })) {
+      const spec = changeSchema.safeParse(ch.spec);
+      if (spec.success && spec.data.kind === 'forbid_turn') {
+        const s = spec.data;
+        bans.push({ fromWayId: s.from_way_id, viaNodeId: s.via_node_id, toWayId: s.to_way_id });
+      }
+    }
+    city.engine.setTurnBans(bans);
+  }
+
+  /** Whether one ban matches a turn of the graph (its ways still meet). */
+  private turnBanMatches(
+    city: LoadedCity,
+    s: { from_way_id: number; to_way_id: number; via_node_id?: number | undefined },
+  ): boolean {
+    return city.engine.arcsOfWay(s.from_way_id).length > 0 && city.engine.arcsOfWay(s.to_way_id).length > 0;
+  }
+
   private applyWeighting(city: LoadedCity): void {
     let model: unknown = JSON.parse(this.baseWeighting.get(city.id) ?? city.engine.weighting());
     for (const ch of this.repos.reports.changes({ city: city.id, status: 'active' })) {
