@@ -274,7 +274,12 @@ impl City {
         let _writer = self.writer.lock().unwrap();
         let (model, old_base, mut all_changes, bans) = {
             let st = self.state.read().unwrap();
-            (st.model.clone(), st.base.clone(), st.arc_changes.clone(), st.turn_bans.clone())
+            (
+                st.model.clone(),
+                st.base.clone(),
+                st.arc_changes.clone(),
+                st.turn_bans.clone(),
+            )
         };
         for &(a, c) in changes {
             if c == ArcChange::Reset {

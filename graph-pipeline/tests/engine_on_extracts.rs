@@ -168,8 +168,18 @@ fn routes_between_snapped_points_are_shortest() {
     let city = lower_manhattan();
     let g = &city.graph;
     for supersafe in [true, false] {
-        let metric = city.metric(MetricKind::cycling(supersafe, false), None);
-        let w = &metric.arc_weights;
+        // A SuperSafe leg rides the full weighting, the gentler one or Direct's route (the
+        // bounded detour): its weight is the shortest distance in one of them.
+        let kinds = if supersafe {
+            vec![
+                MetricKind::SuperSafeDay,
+                MetricKind::SuperSafeGentleDay,
+                MetricKind::DirectDay,
+            ]
+        } else {
+            vec![MetricKind::DirectDay]
+        };
+        let metrics: Vec<_> = kinds.iter().map(|&k| city.metric(k, None)).collect();
         let mut checked = 0;
         for _ in 0..60 {
             let v1 = rng.below(g.node_count() as u64) as u32;
@@ -195,29 +205,40 @@ fn routes_between_snapped_points_are_shortest() {
             // Reference: Dijkstra on the turn model from the arcs the first snap starts on to
             // every routing node of the arcs the second one ends on.
             let part = |x: Weight, f: f64| (x as f64 * f).round() as Weight;
-            let mut seeds = vec![];
-            for (arc, f, ok) in [
-                (2 * ea, a.t, a.forward),
-                (2 * ea + 1, 1.0 - a.t, a.backward),
-            ] {
-                if ok && w[arc as usize] < INF_WEIGHT {
-                    seeds.push((arc, part(w[arc as usize], 1.0 - f)));
-                }
-            }
-            let dist = reference(&city, &metric.input_weights, &seeds);
-            let mut want = INF_WEIGHT;
-            for (arc, f) in [(2 * eb, b.t), (2 * eb + 1, 1.0 - b.t)] {
-                let wa = w[arc as usize];
-                if wa >= INF_WEIGHT {
-                    continue;
-                }
-                for x in city.turns.nodes_of_arc(arc) {
-                    if dist[x as usize] < INF_WEIGHT {
-                        want = want.min(dist[x as usize] - (wa - part(wa, f)));
+            let wants: Vec<Weight> = metrics
+                .iter()
+                .map(|metric| {
+                    let w = &metric.arc_weights;
+                    let mut seeds = vec![];
+                    for (arc, f, ok) in [
+                        (2 * ea, a.t, a.forward),
+                        (2 * ea + 1, 1.0 - a.t, a.backward),
+                    ] {
+                        if ok && w[arc as usize] < INF_WEIGHT {
+                            seeds.push((arc, part(w[arc as usize], 1.0 - f)));
+                        }
                     }
-                }
-            }
-            assert_eq!(route.legs[0].weight, want, "seed {seed}");
+                    let dist = reference(&city, &metric.input_weights, &seeds);
+                    let mut want = INF_WEIGHT;
+                    for (arc, f) in [(2 * eb, b.t), (2 * eb + 1, 1.0 - b.t)] {
+                        let wa = w[arc as usize];
+                        if wa >= INF_WEIGHT {
+                            continue;
+                        }
+                        for x in city.turns.nodes_of_arc(arc) {
+                            if dist[x as usize] < INF_WEIGHT {
+                                want = want.min(dist[x as usize] - (wa - part(wa, f)));
+                            }
+                        }
+                    }
+                    want
+                })
+                .collect();
+            assert!(
+                wants.contains(&route.legs[0].weight),
+                "seed {seed}: weight {} not among {wants:?}",
+                route.legs[0].weight
+            );
             // Pieces are contiguous.
             for p in route.legs[0].pieces.windows(2) {
                 assert_eq!(g.arc_head(p[0].arc), g.arc_tail(p[1].arc), "seed {seed}");
