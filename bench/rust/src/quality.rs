@@ -486,3 +486,71 @@ fn main() {
         .expect("write results");
     println!("written {}", out.display());
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_crossing_touching_or_missing_the_hole() {
+        let bx = [0.0, 0.0, 1.0, 1.0];
+        assert!(segment_touches_box([-1.0, 0.5], [2.0, 0.5], bx));
+        assert!(segment_touches_box([0.5, -1.0], [0.5, 0.5], bx));
+        assert!(segment_touches_box([0.2, 0.2], [0.3, 0.3], bx));
+        assert!(!segment_touches_box([-1.0, 2.0], [2.0, 1.5], bx));
+        assert!(!segment_touches_box([-1.0, 0.5], [-0.5, 3.0], bx));
+        // Passing by a corner without touching it.
+        assert!(!segment_touches_box([-1.0, 0.5], [0.5, 2.1], bx));
+        // NYC: Broadway from Houston to Union Square crosses it; the Hudson greenway does not.
+        assert!(segment_touches_box(
+            [-73.9976, 40.7255],
+            [-73.9903, 40.7359],
+            NYC_HOLE
+        ));
+        assert!(!segment_touches_box(
+            [-74.0105, 40.7200],
+            [-74.0090, 40.7450],
+            NYC_HOLE
+        ));
+    }
+
+    fn step(kind: &str, road: &str, distance_m: f64) -> StepSeen {
+        StepSeen {
+            uturn: kind == "uturn",
+            turn: kind == "turn",
+            arrive: kind == "arrive",
+            road: road.into(),
+            distance_m,
+        }
+    }
+
+    #[test]
+    fn counts_uturns_turns_onto_the_same_road_and_short_steps() {
+        let planned = Planned {
+            length_m: 0.0,
+            busy_m: 0.0,
+            from: [0.0, 0.0],
+            to: [0.0, 0.0],
+            snap_m: 0.0,
+            steps: vec![
+                step("depart", "Hudson River Greenway", 120.0),
+                step("turn", "Hudson River Greenway", 10.0),
+                step("uturn", "Hudson River Greenway", 40.0),
+                step("turn", "Canal Street", 300.0),
+                step("turn", "", 12.0),
+                step("turn", "", 50.0),
+                step("continue", "Canal Street", 80.0),
+                step("turn", "Canal Street", 60.0),
+                step("arrive", "Canal Street", 0.0),
+            ],
+        };
+        let mut c = StepCounts::default();
+        c.add(&planned);
+        // The arrival is no step; two unnamed ways in a row are not "the same road".
+        assert_eq!((c.routes, c.steps), (1, 8));
+        assert_eq!(c.uturns, 1);
+        assert_eq!(c.same_road, 2);
+        assert_eq!(c.short, 2);
+        assert_eq!(c.share(c.short), 0.25);
+    }
+}
