@@ -1,9 +1,12 @@
 // Regression gate for benchmark CI: compares the ratios in bench/results/*.json with a committed
-// baseline and exits 1 when one got worse by more than the threshold. Only ratios to a baseline
-// measured in the same run count (Quietway / fast_paths on the same pairs, CCH / Dijkstra on the
-// same pairs), so a slower or noisier machine does not trip the gate; absolute figures are shown.
-// The safety figures (bench/results/safety.json) are the same on any machine and are held to the
-// goal itself.
+// baseline and exits 1 when one got worse by more than the threshold. Only ratios of like with like
+// measured in the same run count (Quietway's query with path / fast_paths' on the same graph and
+// pairs, each pair's two queries back to back), so a slower or noisier machine does not trip the
+// gate; absolute figures are shown. The engine repeats these measurements in rounds over the same
+// pairs and each ratio takes each engine's best round, so a slow spell of a shared machine during
+// one pass does not read as a regression. The safety and route-quality figures
+// (bench/results/safety.json, route-quality.json) are the same on any machine and are held to the
+// goals themselves.
 //
 //   node bench/gate.mjs [--baseline bench/baseline.json] [--threshold 0.25] [--results bench/results]
 //   node bench/gate.mjs --write-baseline      (record the current results as the baseline)
@@ -33,9 +36,12 @@ function ratios() {
     for (const g of engine.fast_paths_maps) {
       out[`engine: ${g.graph} query with path / fast_paths`] = g.ratio_median_quietway_to_fast_paths;
     }
-    const nyc = engine.nyc;
-    out['engine: nyc query with path / Dijkstra'] = nyc.query_with_path.median_us / nyc.dijkstra.median_us;
-    out['engine: nyc query distance / Dijkstra'] = nyc.query_distance.median_us / nyc.dijkstra.median_us;
+    // On the NYC extract the reference is fast_paths' CH on the same graph, weights and pairs
+    // (like for like). The plain Dijkstra's ratio is not gated: measured in the same run it still
+    // swung by a factor of two with the machine's load (README, Performance).
+    if (engine.nyc.ratio_best_quietway_to_fast_paths !== undefined) {
+      out['engine: nyc query with path / fast_paths'] = engine.nyc.ratio_best_quietway_to_fast_paths;
+    }
   }
   return out;
 }
@@ -55,7 +61,8 @@ if (!fs.existsSync(baselineFile)) {
   process.exit(2);
 }
 const baseline = JSON.parse(fs.readFileSync(baselineFile, 'utf8')).ratios;
-let failed = 0;
+let regressed = 0;
+let missed = 0;
 console.log(
   `| ratio (lower is better) | baseline | now | change | verdict (threshold ${Math.round(threshold * 100)} %) |`,
 );
@@ -68,7 +75,7 @@ for (const [name, now] of Object.entries(current)) {
   }
   const change = now / base - 1;
   const bad = change > threshold;
-  if (bad) failed++;
+  if (bad) regressed++;
   console.log(
     `| ${name} | ${base.toFixed(4)} | ${now.toFixed(4)} | ${(change * 100).toFixed(1)} % | ${bad ? 'REGRESSION' : 'ok'} |`,
   );
@@ -82,9 +89,28 @@ if (safety) {
   );
   console.log('|---|---|---|---|---|');
   for (const e of safety.extracts) {
-    if (!e.goal_met) failed++;
+    if (!e.goal_met) missed++;
     console.log(
       `| ${e.extract} | ${(e.fewer_busy_m * 100).toFixed(1)} % (≥ ${safety.goal.min_fewer_busy_m * 100} %) | ${(e.extra_length_median * 100).toFixed(1)} % (≤ ${safety.goal.max_extra_length_median * 100} %) | ${e.trips_with_noticeably_more_busy.length} (over ${safety.goal.noticeable_m} m) | ${e.goal_met ? 'ok' : 'GOAL MISSED'} |`,
+    );
+  }
+}
+// Route quality (bench/results/route-quality.json), like safety, does not depend on the machine.
+const quality = read('route-quality');
+if (quality) {
+  const pct = (x) => `${(x * 100).toFixed(1)} %`;
+  const mark = (e, k, text) => (e.checks[k] ? text : `**${text}**`);
+  console.log('');
+  console.log(
+    '| route quality (issue 14) | SuperSafe / Direct median, p90, worst | busy avoided | U-turn steps | turns onto the same road | steps < 15 m | verdict |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  for (const e of quality.extracts) {
+    if (!e.goal_met) missed++;
+    const r = e.supersafe_to_direct;
+    const g = e.goal;
+    console.log(
+      `| ${e.extract} | ${mark(e, 'supersafe_to_direct_median', r.median.toFixed(2))}, ${mark(e, 'supersafe_to_direct_p90', r.p90.toFixed(2))}, ${mark(e, 'supersafe_to_direct_worst', r.worst.toFixed(2))} (≤ ${g.supersafe_to_direct_median}, ${g.supersafe_to_direct_p90}, ${g.supersafe_to_direct_worst}) | ${mark(e, 'busy_avoided', pct(e.busy_avoided))} (≥ ${g.busy_avoided * 100} %) | ${mark(e, 'uturn_steps', String(e.steps.uturn_steps))} (≤ ${g.uturn_steps}) | ${mark(e, 'turn_onto_same_road_share', pct(e.steps.turn_onto_same_road_share))} (≤ ${g.turn_onto_same_road_share * 100} %) | ${mark(e, 'short_step_share', pct(e.steps.short_step_share))} (≤ ${g.short_step_share * 100} %) | ${e.goal_met ? 'ok' : 'GOAL MISSED'} |`,
     );
   }
 }
@@ -92,10 +118,11 @@ for (const name of ['http', 'addon', 'graph-build']) {
   const r = read(name);
   if (r) console.log(`(${name}: absolute figures in bench/results/${name}.json, not gated)`);
 }
-if (failed > 0) {
-  console.error(
-    `gate: ${failed} ratio(s) regressed by more than ${Math.round(threshold * 100)} %, or a city missed the safety goal`,
-  );
+if (regressed + missed > 0) {
+  const why = [];
+  if (regressed) why.push(`${regressed} ratio(s) regressed by more than ${Math.round(threshold * 100)} %`);
+  if (missed) why.push(`${missed} city goal(s) missed (safety or route quality)`);
+  console.error(`gate: ${why.join('; ')}`);
   process.exit(1);
 }
-console.log('gate: no regression');
+console.log('gate: no regression, every goal met');

@@ -36,6 +36,10 @@ echo "== Safety: SuperSafe against Direct on random trips"
 target/release/safety-bench $quick --shared-data "$shared" --out bench/results/safety.json
 
 echo
+echo "== Route quality: SuperSafe's detours and the steps' cleanliness on random trips (issue 14)"
+target/release/route-quality-bench $quick --shared-data "$shared" --out bench/results/route-quality.json
+
+echo
 echo "== HTTP: POST /directions/v2/ on loopback"
 npm run -s build:ts
 node bench/http.mjs $quick
@@ -49,6 +53,6 @@ echo "== Place search: the local index, as riders type"
 node bench/places.mjs $quick
 
 echo
-echo "== Regression gate (ratios to in-run baselines)"
+echo "== Regression gate (ratios to in-run baselines; safety and route-quality goals)"
 node bench/gate.mjs || status=$?
 exit "${status:-0}"

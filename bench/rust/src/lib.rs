@@ -1,10 +1,62 @@
 //! What Quietway's Rust benchmarks and developer examples share: the machine description every
-//! results file carries, and the Manhattan trips the directions figures are measured on (those of
-//! the HTTP benchmark: cycling, 2.5–3.5 km apart as the crow flies).
-use quietway_engine::city::{Profile, RouteRequest};
+//! results file carries, the Manhattan trips the directions figures are measured on (those of
+//! the HTTP benchmark: cycling, 2.5–3.5 km apart as the crow flies), a city built from one extract,
+//! and the random points the safety and route-quality benchmarks draw their trips from.
+use quietway_engine::city::{City, Profile, RouteRequest};
 use quietway_engine::geo::{LonLat, haversine_m};
 use quietway_engine::testing::Rng;
+use quietway_graph_pipeline::build::{BuildInput, build};
+use quietway_graph_pipeline::city::{load_cities, read_boundary};
+use quietway_graph_pipeline::progress::Progress;
 use serde_json::{Value, json};
+use std::path::Path;
+
+/// The largest extract of each city, as the safety and route-quality benchmarks use them. (London's
+/// Moorgate extract is left out: it is a few streets of the City, where most trips have no
+/// alternative to their busy roads.)
+pub const CITY_EXTRACTS: [(&str, &str); 3] = [
+    ("nyc", "nyc-manhattan-below-42nd.osm.pbf"),
+    ("chicago", "chicago-loop.osm.pbf"),
+    ("london", "london-clerkenwell.osm.pbf"),
+];
+
+/// A city routed from one OSM extract of `shared/osm`, built as the pipeline builds it (without
+/// elevation), with the nested-dissection order.
+pub fn build_city(shared: &Path, city_id: &str, file: &str, name: &str) -> City {
+    let cities = load_cities(None).expect("city configuration");
+    let cfg = cities[city_id].clone();
+    let areas = read_boundary(&shared.join(&cfg.boundary)).expect("city boundary");
+    let input = BuildInput {
+        city_id: city_id.into(),
+        city: cfg,
+        osm: vec![shared.join("osm").join(file)],
+        dem: None,
+        areas,
+        sources: vec![],
+        min_component_nodes: 25,
+    };
+    let (graph, _) = build(&input, &Progress::new(true)).expect("graph build");
+    City::from_graph(graph, name.into(), None).expect("graph")
+}
+
+/// The bounding box of a city's graph nodes, `[west, south, east, north]`.
+pub fn graph_bbox(city: &City) -> [f64; 4] {
+    let g = &city.graph;
+    let mut b = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
+    for n in 0..g.node_count() as u32 {
+        let [x, y] = g.node_lon_lat(n);
+        b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
+    }
+    b
+}
+
+/// A point drawn uniformly in a `[west, south, east, north]` box.
+pub fn random_point(rng: &mut Rng, b: [f64; 4]) -> [f64; 2] {
+    [
+        b[0] + rng.unit() * (b[2] - b[0]),
+        b[1] + rng.unit() * (b[3] - b[1]),
+    ]
+}
 
 /// CPU model, cores and the commit measured.
 pub fn machine() -> Value {

@@ -9,12 +9,9 @@
 //!
 //! `cargo run --release -p quietway-bench --bin safety-bench -- [--out FILE] [--shared-data DIR]`
 //! (`--quick` is accepted and changes nothing).
-use quietway_engine::city::{City, Profile, Route, RouteRequest};
+use quietway_engine::city::{Profile, Route, RouteRequest};
 use quietway_engine::graph::{CityGraph, SafetyClass};
 use quietway_engine::testing::Rng;
-use quietway_graph_pipeline::build::{BuildInput, build};
-use quietway_graph_pipeline::city::{load_cities, read_boundary};
-use quietway_graph_pipeline::progress::Progress;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -24,14 +21,6 @@ const MAX_MEDIAN_EXTRA: f64 = 0.20;
 const NOTICEABLE_M: f64 = 50.0;
 /// Trips shorter than this (by Direct) are left out: there is nothing to choose between.
 const MIN_TRIP_M: f64 = 500.0;
-
-/// The largest extract of each city. (London's Moorgate extract is left out: it is a few streets of
-/// the City, where most trips have no alternative to their busy roads.)
-const EXTRACTS: [(&str, &str); 3] = [
-    ("nyc", "nyc-manhattan-below-42nd.osm.pbf"),
-    ("chicago", "chicago-loop.osm.pbf"),
-    ("london", "london-clerkenwell.osm.pbf"),
-];
 
 /// Length and busy metres of a route.
 fn measure(g: &CityGraph, r: &Route) -> (f64, f64) {
@@ -50,26 +39,9 @@ fn measure(g: &CityGraph, r: &Route) -> (f64, f64) {
 }
 
 fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
-    let cities = load_cities(None).expect("city configuration");
-    let cfg = cities[city_id].clone();
-    let areas = read_boundary(&shared.join(&cfg.boundary)).expect("city boundary");
-    let input = BuildInput {
-        city_id: city_id.into(),
-        city: cfg,
-        osm: vec![shared.join("osm").join(file)],
-        dem: None,
-        areas,
-        sources: vec![],
-        min_component_nodes: 25,
-    };
-    let (graph, _) = build(&input, &Progress::new(true)).expect("graph build");
-    let city = City::from_graph(graph, "safety".into(), None).expect("graph");
+    let city = quietway_bench::build_city(shared, city_id, file, "safety");
     let g = &city.graph;
-    let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
-    for n in 0..g.node_count() as u32 {
-        let [x, y] = g.node_lon_lat(n);
-        (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
-    }
+    let bbox = quietway_bench::graph_bbox(&city);
     let mut rng = Rng(11);
     let (mut busy_direct, mut busy_supersafe) = (0.0, 0.0);
     let mut extra = Vec::with_capacity(trips);
@@ -78,8 +50,10 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
     let mut tries = 0;
     while extra.len() < trips && tries < trips * 20 {
         tries += 1;
-        let mut p = || [x0 + rng.unit() * (x1 - x0), y0 + rng.unit() * (y1 - y0)];
-        let (a, b) = (p(), p());
+        let (a, b) = (
+            quietway_bench::random_point(&mut rng, bbox),
+            quietway_bench::random_point(&mut rng, bbox),
+        );
         let req = |supersafe: bool| RouteRequest {
             waypoints: vec![a, b],
             profile: Profile::Cycling,
@@ -135,7 +109,7 @@ fn main() {
     let out = PathBuf::from(arg("--out").unwrap_or_else(|| "bench/results/safety.json".into()));
     // The same trips in quick runs: the whole benchmark takes a few seconds.
     let trips = 500;
-    let results: Vec<Value> = EXTRACTS
+    let results: Vec<Value> = quietway_bench::CITY_EXTRACTS
         .iter()
         .map(|(city, file)| bench_city(&shared, city, file, trips))
         .collect();
