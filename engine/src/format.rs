@@ -77,6 +77,7 @@ macro_rules! array_sections {
         $m!(string_bytes, u8);
         $m!(parking, BikeParking);
         $m!(order, u32);
+        $m!(edge_duration_s, f32);
     };
 }
 

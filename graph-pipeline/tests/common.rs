@@ -96,7 +96,9 @@ pub fn shared_extracts() -> Vec<(String, PathBuf)> {
             } else if name.contains("oakland") {
                 "sf-bay-area"
             } else {
-                panic!("shared extract {s} belongs to no known city: teach shared_extracts() its city")
+                panic!(
+                    "shared extract {s} belongs to no known city: teach shared_extracts() its city"
+                )
             };
             (city.to_string(), f)
         })
