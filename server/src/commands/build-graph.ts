@@ -84,7 +84,9 @@ export function buildGraphCommand(config: Config, argv: string[]): number {
   for (const [id, city] of Object.entries(cities)) {
     const files = anyOwn
       ? ownExtracts(config.osmDir, id)
-      : (city.sample_extracts ?? []).map((f) => path.join(config.sharedDataDir, f)).filter((f) => fs.existsSync(f));
+      : (city.sample_extracts ?? [])
+          .map((f) => path.join(config.sharedDataDir, f))
+          .filter((f) => fs.existsSync(f));
     if (files.length === 0) continue;
     if (missingOnly && fs.existsSync(path.join(config.graphDir, `${id}.qwg`))) {
       console.log(`${city.name}: graph present, skipped`);
