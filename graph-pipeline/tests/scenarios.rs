@@ -77,7 +77,8 @@ fn parse(text: &str) -> Result<Scenario, String> {
     let mut profile = Mode::Direct;
     for (i, raw) in text.lines().enumerate() {
         let err = |m: String| format!("line {}: {m}", i + 1);
-        let line = raw.trim_end();
+        // ` #` starts a comment to the end of the line.
+        let line = raw.split(" #").next().unwrap_or("").trim_end();
         let trimmed = line.trim();
         if trimmed.starts_with('#') || (trimmed.is_empty() && section != "map") {
             continue;
