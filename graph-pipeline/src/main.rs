@@ -17,7 +17,8 @@ Options:
   --city <id>               the city to build (nyc, los-angeles, sf-bay-area, chicago, london,
                             or an id of the --cities file)
   --osm <file>...           OSM extracts to read (one or more; merged, newest version wins)
-  --dem <file>...           elevation GeoTIFFs (without them elevation is unknown)
+  --dem <file>...           elevation rasters, GeoTIFF or SRTM .hgt (without them elevation is
+                            unknown)
   --out <dir>               where the graph is written (default data/graphs)
   --boundary <geojson>      the coverage polygons (default: the city's boundary file in the shared
                             data folder)

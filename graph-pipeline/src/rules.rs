@@ -460,12 +460,18 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
     let footway_kind = tag(tags, "footway");
     let mut bike = match highway {
         "cycleway" | "path" | "track" => BikeAccess::Ride,
-        "footway" if footway_kind == Some("sidewalk") => {
-            if rules.sidewalk_riding {
-                BikeAccess::Ride
-            } else {
-                BikeAccess::Push
-            }
+        // A separately mapped sidewalk is ridden where the city's law allows it. Elsewhere the
+        // bike is walked along the pavement on the road's own arcs (against a oneway, below): as
+        // a way of its own the sidewalk would capture cycling waypoints (they snap to the nearest
+        // usable way) and start routes on the pavement. Crossings and islands likewise.
+        "footway" if footway_kind == Some("sidewalk") && rules.sidewalk_riding => BikeAccess::Ride,
+        "footway"
+            if matches!(
+                footway_kind,
+                Some("sidewalk" | "crossing" | "traffic_island")
+            ) =>
+        {
+            BikeAccess::No
         }
         "footway" | "pedestrian" => BikeAccess::Push,
         // Steps are carried up and down: pushed at walking speed (a `ramp:bicycle` eases it).

@@ -188,7 +188,11 @@ fn access_rules() {
     assert!(p.forward.foot());
     assert_eq!(fwd("highway=residential bicycle=dismount"), (Shared, Push));
     let p = nyc("highway=footway footway=sidewalk");
-    assert_eq!(p.forward.bike(), Push, "NYC Admin Code 19-176: walked");
+    assert_eq!(
+        p.forward.bike(),
+        No,
+        "NYC Admin Code 19-176: not ridden; walked on the road's arcs"
+    );
     assert!(p.forward.foot());
     let p = classify_in("los-angeles", "highway=footway footway=sidewalk").unwrap();
     assert_eq!(p.forward.bike(), Ride, "LAMC 56.15: ridden with care");

@@ -38,19 +38,22 @@ struct Row {
     distance: Option<f64>,
 }
 
+type Tags = Vec<(String, String)>;
+
 #[derive(Default)]
 struct Scenario {
     grid_m: f64,
     city: String,
     min_island_nodes: usize,
     positions: BTreeMap<char, [f64; 2]>,
-    ways: Vec<(String, Vec<(String, String)>)>,
-    nodes: Vec<(char, Vec<(String, String)>)>,
-    relations: Vec<(Vec<(String, String)>, Vec<(String, String)>)>,
+    ways: Vec<(String, Tags)>,
+    nodes: Vec<(char, Tags)>,
+    /// Tags, then members as (role, way letters or node letter).
+    relations: Vec<(Tags, Tags)>,
     rows: Vec<Row>,
 }
 
-fn parse_tags(s: &str) -> Result<Vec<(String, String)>, String> {
+fn parse_tags(s: &str) -> Result<Tags, String> {
     s.split_whitespace()
         .map(|kv| {
             kv.split_once('=')
