@@ -468,6 +468,10 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         &mut report.restrictions_ignored,
     );
 
+    // Ferries that lead nowhere in the extract (to a pier beyond its edge, clipped with whole ways)
+    // are dropped: they would only stretch the graph over the water.
+    drop_dead_end_ferries(&mut g);
+
     // Drop small islands.
     progress.phase("removing disconnected islands", 0);
     let usable_edges = (0..g.edge_count())
@@ -613,6 +617,42 @@ fn parking_of(osm_id: i64, lon: i32, lat: i32, tags: &Tags, is_way: bool) -> Bik
         },
         is_way: is_way as u8,
         _pad: [0; 2],
+    }
+}
+
+/// Closes ferry edges with an end no other usable edge reaches, repeatedly (a ferry split into
+/// several edges is peeled from its loose end).
+fn drop_dead_end_ferries(g: &mut CityGraph) {
+    let usable = |g: &CityGraph, e: usize| {
+        [2 * e, 2 * e + 1]
+            .iter()
+            .any(|&a| g.arc_attrs[a].bike() != BikeAccess::No || g.arc_attrs[a].foot())
+    };
+    let ferry =
+        |g: &CityGraph, e: usize| g.way_flags[g.edge_way[e] as usize] & way_flags::FERRY != 0;
+    let mut degree = vec![0u32; g.node_count()];
+    for e in 0..g.edge_count() {
+        if usable(g, e) {
+            degree[g.edge_tail[e] as usize] += 1;
+            degree[g.edge_head[e] as usize] += 1;
+        }
+    }
+    loop {
+        let mut changed = false;
+        for e in 0..g.edge_count() {
+            let (t, h) = (g.edge_tail[e] as usize, g.edge_head[e] as usize);
+            if ferry(g, e) && usable(g, e) && (degree[t] <= 1 || degree[h] <= 1) {
+                let closed = ArcAttrs::new(SafetyClass::Quiet, BikeAccess::No, false);
+                g.arc_attrs[2 * e] = closed;
+                g.arc_attrs[2 * e + 1] = closed;
+                degree[t] -= 1;
+                degree[h] -= 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
     }
 }
 

@@ -69,13 +69,14 @@ fn footway_is_pushed_and_sidewalk_is_walk_only() {
 }
 
 #[test]
-fn private_roads_and_motorways_are_left_out_and_ferries_kept() {
+fn private_roads_motorways_and_dead_end_ferries_are_left_out() {
     let g = fixture_graph();
     assert!(arcs_of_way(&g, 107).is_empty(), "access=private");
     assert!(arcs_of_way(&g, 108).is_empty(), "motorway");
     assert!(!g.node_osm_id.contains(&10));
-    let (_, ferry) = arc(&g, 115, 27, 28);
-    assert_eq!(ferry.bike(), BikeAccess::Ride);
+    // The ferry is routable (tests/rules.rs, tests/scenarios/ferry*.scenario) but this one ends at a
+    // pier with no street: it leads nowhere and is dropped.
+    assert!(arcs_of_way(&g, 115).is_empty(), "dead-end ferry");
     assert!(g.way_flags[way_index(&g, 115)] & way_flags::FERRY != 0);
 }
 
