@@ -82,6 +82,7 @@ macro_rules! array_sections {
         $m!(restriction_arcs, u32);
         $m!(restriction_only, u8);
         $m!(order, u32);
+        $m!(edge_duration_s, f32);
     };
 }
 

@@ -166,6 +166,10 @@ pub mod way_flags {
     /// `lit` was tagged explicitly (yes or no); without it the way counts as unlit.
     pub const LIT_TAGGED: u16 = 1 << 7;
     pub const STEPS: u16 = 1 << 8;
+    /// A `route=ferry` way: the crossing is made aboard (guidance says so).
+    pub const FERRY: u16 = 1 << 9;
+    /// Steps with a `ramp:bicycle` to wheel the bike on.
+    pub const BICYCLE_RAMP: u16 = 1 << 10;
 }
 
 /// Traffic control at a node (`highway=traffic_signals|stop|give_way`).
@@ -292,6 +296,9 @@ pub struct CityGraph {
     /// A nested-dissection order of the turn model's routing nodes (rank → routing node, see
     /// `turns`), metric independent; empty if not computed.
     pub order: Vec<NodeId>,
+    /// Per edge: the seconds its crossing takes when the map says so (a ferry's `duration`, shared
+    /// among the ferry's edges by length), else 0 (timed from length and speed).
+    pub edge_duration_s: Vec<f32>,
 }
 
 impl CityGraph {
@@ -365,6 +372,11 @@ impl CityGraph {
     pub fn arc_descent_m(&self, arc: ArcId) -> f32 {
         self.arc_climb_m(arc ^ 1)
     }
+    /// The arc's own crossing time in seconds where the map gives one (a timed ferry).
+    pub fn arc_fixed_duration_s(&self, arc: ArcId) -> Option<f64> {
+        let d = *self.edge_duration_s.get((arc >> 1) as usize)?;
+        (d > 0.0).then_some(d as f64)
+    }
 
     pub fn node_lon_lat(&self, n: NodeId) -> [f64; 2] {
         [
@@ -437,6 +449,7 @@ impl CityGraph {
             same(name, len, m)?;
         }
         same("edge_geom_first", self.edge_geom_first.len(), m + 1)?;
+        same("edge_duration_s", self.edge_duration_s.len(), m)?;
         same("arc_attrs", self.arc_attrs.len(), 2 * m)?;
         same("geom_lat", self.geom_lat.len(), self.geom_lon.len())?;
         if self.edge_geom_first.last().copied().unwrap_or(0) as usize != self.geom_lon.len()

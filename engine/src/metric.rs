@@ -294,6 +294,10 @@ impl WeightingModel {
 
     /// Travel time of an arc in seconds for a profile (pushing is at walking speed).
     pub fn duration_s(&self, g: &CityGraph, arc: ArcId, cycling: bool, ebike: bool) -> f64 {
+        // A ferry takes its timetable's time (`duration`), whoever rides it.
+        if let Some(d) = g.arc_fixed_duration_s(arc) {
+            return d;
+        }
         let len = g.arc_length_m(arc) as f64;
         let attrs = g.arc_attrs[arc as usize];
         let kmh = if !cycling || attrs.bike() == BikeAccess::Push {
@@ -328,6 +332,15 @@ impl WeightingModel {
             s *= w.class_factor.get(attrs.safety_class());
             if attrs.bike() == BikeAccess::Push {
                 s *= w.push_factor;
+                // Carrying a bike up or down steps is slower than walking them, less so on a
+                // wheeling ramp.
+                if flags & way_flags::STEPS != 0 {
+                    s *= if flags & way_flags::BICYCLE_RAMP != 0 {
+                        self.walking.steps_factor
+                    } else {
+                        2.0 * self.walking.steps_factor
+                    };
+                }
             }
             if flags & way_flags::COBBLES != 0 {
                 s *= w.cobbles_factor;

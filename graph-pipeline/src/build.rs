@@ -8,8 +8,8 @@ use crate::progress::Progress;
 use crate::rules::{self, WayProfile};
 use quietway_engine::geo::{LonLat, bearing_deg, haversine_m, multipolygon_contains};
 use quietway_engine::graph::{
-    BikeAccess, BikeParking, CityGraph, CityInfo, CoverageArea, NodeId, StringTableBuilder,
-    TrafficControl, from_fixed, way_flags,
+    ArcAttrs, BikeAccess, BikeParking, CityGraph, CityInfo, CoverageArea, NodeId, SafetyClass,
+    StringTableBuilder, TrafficControl, from_fixed, way_flags,
 };
 use quietway_engine::turns::TurnRestriction;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -50,6 +50,8 @@ struct KeptWay {
     profile: WayProfile,
     name: String,
     reference: String,
+    /// A ferry's tagged crossing time.
+    duration_s: Option<f64>,
 }
 
 fn control_of(tags: &Tags) -> (TrafficControl, Option<bool>) {
@@ -214,6 +216,8 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
             }
             ways.push(KeptWay {
                 id: w.id,
+                duration_s: rules::ferry_duration_s(&w.tags)
+                    .filter(|_| profile.flags & way_flags::FERRY != 0),
                 refs: w.refs,
                 profile,
                 name,
@@ -286,6 +290,12 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
     }
     let controls: Vec<(TrafficControl, Option<bool>)> =
         raw_nodes.iter().map(|n| control_of(&n.tags)).collect();
+    // Nodes not everyone may pass (walls, locked gates, `access=no`…): they become graph nodes, and
+    // below each way through one gets its own copy of the node, joined only for those who may pass.
+    let passages: Vec<Option<(BikeAccess, bool)>> = raw_nodes
+        .iter()
+        .map(|n| rules::node_passage(&n.tags))
+        .collect();
     let mut graph_id: Vec<u32> = vec![u32::MAX; raw_nodes.len()];
     let mut g = CityGraph::default();
     let mut add_node = |k: usize, g: &mut CityGraph| -> u32 {
@@ -339,17 +349,25 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         // Split at graph nodes; a missing node (clipped extract) ends the current piece.
         let mut piece: Vec<usize> = Vec::new();
         let mut flush = |piece: &mut Vec<usize>, g: &mut CityGraph| {
-            if piece.len() >= 2 {
-                let (a, b) = (piece[0], piece[piece.len() - 1]);
-                if a != b {
-                    let t = add_node(a, g);
-                    let h = add_node(b, g);
+            // A piece that comes back to where it started (a closed ring with one junction, or
+            // none) is cut in two at its middle point, so the loop is an edge pair like any other.
+            let halves: Vec<Vec<usize>> = if piece.len() >= 3 && piece[0] == piece[piece.len() - 1]
+            {
+                let mid = piece.len() / 2;
+                vec![piece[..=mid].to_vec(), piece[mid..].to_vec()]
+            } else {
+                vec![std::mem::take(piece)]
+            };
+            for part in halves {
+                if part.len() >= 2 && part[0] != part[part.len() - 1] {
+                    let t = add_node(part[0], g);
+                    let h = add_node(part[part.len() - 1], g);
                     g.edge_tail.push(t);
                     g.edge_head.push(h);
                     g.edge_way.push(way_idx);
                     g.arc_attrs.push(fwd);
                     g.arc_attrs.push(bwd);
-                    edge_points.push(std::mem::take(piece));
+                    edge_points.push(part);
                 }
             }
             piece.clear();
@@ -366,8 +384,10 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
             }
             prev = Some(k);
             piece.push(k);
-            let is_graph_node =
-                uses[k] >= 2 || controls[k].0 != TrafficControl::None || i + 1 == w.refs.len();
+            let is_graph_node = uses[k] >= 2
+                || controls[k].0 != TrafficControl::None
+                || passages[k].is_some()
+                || i + 1 == w.refs.len();
             if is_graph_node && piece.len() >= 2 {
                 flush(&mut piece, &mut g);
                 piece.push(k);
@@ -437,6 +457,16 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         }
     }
 
+    // Barriers: the ways meeting at a node not everyone may pass each get their own copy of it,
+    // joined by a zero-length link open only to those who may pass.
+    let barriers: Vec<(NodeId, (BikeAccess, bool))> = passages
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| Some((graph_id[k], (*p)?)))
+        .filter(|(id, _)| *id != u32::MAX)
+        .collect();
+    split_at_barriers(&mut g, &barriers);
+
     // Turn restrictions for bicycles, as arc sequences for the turn model.
     progress.phase("applying turn restrictions", 0);
     let osm_to_graph = |osm_id: i64| {
@@ -455,12 +485,43 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         &mut turn_restrictions,
     );
 
+    // Ferries that lead nowhere in the extract (to a pier beyond its edge, clipped with whole ways)
+    // are dropped: they would only stretch the graph over the water.
+    drop_dead_end_ferries(&mut g);
+
     // Drop small islands.
     progress.phase("removing disconnected islands", 0);
+    let usable_edges = (0..g.edge_count())
+        .filter(|&e| {
+            [2 * e, 2 * e + 1]
+                .iter()
+                .any(|&a| g.arc_attrs[a].bike() != BikeAccess::No || g.arc_attrs[a].foot())
+        })
+        .count();
     let (kept, dropped_components, dropped_nodes) = keep_components(&g, input.min_component_nodes);
     report.dropped_components = dropped_components;
     report.dropped_nodes = dropped_nodes;
     g = compact(g, &kept, &turn_restrictions);
+    // Ferry crossing times, shared among each ferry's edges by length.
+    let mut way_length = vec![0.0f64; g.way_count()];
+    for e in 0..g.edge_count() {
+        way_length[g.edge_way[e] as usize] += g.edge_length_m[e] as f64;
+    }
+    let way_duration: HashMap<u32, f64> = ways
+        .iter()
+        .filter_map(|w| Some((way_index_of[&w.id], w.duration_s?)))
+        .collect();
+    g.edge_duration_s = (0..g.edge_count())
+        .map(|e| {
+            let w = g.edge_way[e];
+            match way_duration.get(&w) {
+                Some(d) if way_length[w as usize] > 0.0 => {
+                    (d * g.edge_length_m[e] as f64 / way_length[w as usize]) as f32
+                }
+                _ => 0.0,
+            }
+        })
+        .collect();
 
     // Bicycle parking.
     for n in &raw_nodes {
@@ -491,9 +552,12 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
     g.route_set_names = route_set_names;
 
     if g.edge_count() == 0 {
-        return Err(
-            "the extract has no connected street network left after removing islands".into(),
-        );
+        return Err(if usable_edges == 0 {
+            "the extract has no street a bicycle or pedestrian may use between two of its nodes"
+                .into()
+        } else {
+            "the extract has no connected street network left after removing islands".into()
+        });
     }
 
     // Coverage.
@@ -568,6 +632,100 @@ fn parking_of(osm_id: i64, lon: i32, lat: i32, tags: &Tags, is_way: bool) -> Bik
         },
         is_way: is_way as u8,
         _pad: [0; 2],
+    }
+}
+
+/// Closes ferry edges with an end no other usable edge reaches, repeatedly (a ferry split into
+/// several edges is peeled from its loose end).
+fn drop_dead_end_ferries(g: &mut CityGraph) {
+    let usable = |g: &CityGraph, e: usize| {
+        [2 * e, 2 * e + 1]
+            .iter()
+            .any(|&a| g.arc_attrs[a].bike() != BikeAccess::No || g.arc_attrs[a].foot())
+    };
+    let ferry =
+        |g: &CityGraph, e: usize| g.way_flags[g.edge_way[e] as usize] & way_flags::FERRY != 0;
+    let mut degree = vec![0u32; g.node_count()];
+    for e in 0..g.edge_count() {
+        if usable(g, e) {
+            degree[g.edge_tail[e] as usize] += 1;
+            degree[g.edge_head[e] as usize] += 1;
+        }
+    }
+    loop {
+        let mut changed = false;
+        for e in 0..g.edge_count() {
+            let (t, h) = (g.edge_tail[e] as usize, g.edge_head[e] as usize);
+            if ferry(g, e) && usable(g, e) && (degree[t] <= 1 || degree[h] <= 1) {
+                let closed = ArcAttrs::new(SafetyClass::Quiet, BikeAccess::No, false);
+                g.arc_attrs[2 * e] = closed;
+                g.arc_attrs[2 * e + 1] = closed;
+                degree[t] -= 1;
+                degree[h] -= 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Gives each edge at a barrier node after the first its own copy of the node, and joins each copy
+/// to the node by a zero-length link that carries only what may pass the barrier (no link when
+/// nothing may). Routes then reach the barrier from either side but cross it only where allowed,
+/// and the engine needs no notion of node access.
+fn split_at_barriers(g: &mut CityGraph, barriers: &[(NodeId, (BikeAccess, bool))]) {
+    let index: HashMap<NodeId, usize> = barriers
+        .iter()
+        .enumerate()
+        .map(|(i, (v, _))| (*v, i))
+        .collect();
+    let mut leaving: Vec<Vec<u32>> = vec![Vec::new(); barriers.len()];
+    for e in 0..g.edge_count() {
+        if let Some(&i) = index.get(&g.edge_tail[e]) {
+            leaving[i].push(2 * e as u32);
+        }
+        if let Some(&i) = index.get(&g.edge_head[e]) {
+            leaving[i].push(2 * e as u32 + 1);
+        }
+    }
+    for (&(v, (bike, foot)), arcs) in barriers.iter().zip(&leaving) {
+        let vi = v as usize;
+        for &a in arcs.iter().skip(1) {
+            let copy = g.node_lon.len() as NodeId;
+            g.node_lon.push(g.node_lon[vi]);
+            g.node_lat.push(g.node_lat[vi]);
+            g.node_osm_id.push(g.node_osm_id[vi]);
+            g.node_control.push(g.node_control[vi]);
+            g.node_elevation.push(g.node_elevation[vi]);
+            let e = (a >> 1) as usize;
+            if a & 1 == 0 {
+                g.edge_tail[e] = copy;
+            } else {
+                g.edge_head[e] = copy;
+            }
+            if bike == BikeAccess::No && !foot {
+                continue;
+            }
+            let class = if bike == BikeAccess::Push {
+                SafetyClass::Shared
+            } else {
+                SafetyClass::Quiet
+            };
+            let bearing = g.arc_bearing_start(a);
+            g.edge_tail.push(v);
+            g.edge_head.push(copy);
+            g.edge_way.push(g.edge_way[e]);
+            g.edge_length_m.push(0.01);
+            g.edge_climb_fwd_m.push(0.0);
+            g.edge_climb_bwd_m.push(0.0);
+            g.edge_bearing_start.push(bearing);
+            g.edge_bearing_end.push(bearing);
+            g.edge_geom_first.push(g.geom_lon.len() as u32);
+            g.arc_attrs.push(ArcAttrs::new(class, bike, foot));
+            g.arc_attrs.push(ArcAttrs::new(class, bike, foot));
+        }
     }
 }
 
@@ -763,17 +921,28 @@ fn keep_components(g: &CityGraph, min_nodes: usize) -> (Vec<bool>, usize, usize)
     for v in 0..n as u32 {
         *size.entry(find(&mut parent, v)).or_default() += 1;
     }
+    // The largest network is always kept: a small map (a ring, a few streets) is the whole
+    // network, not an island of it. Single nodes with no usable edge never count.
+    let usable_size = |s: usize| s > 1;
+    let largest = size
+        .iter()
+        .filter(|(_, s)| usable_size(**s))
+        .max_by_key(|(r, s)| (**s, std::cmp::Reverse(**r)))
+        .map(|(r, _)| *r);
+    let min_for = |r: u32, s: usize| {
+        if Some(r) == largest { s } else { min_nodes }
+    };
     let mut keep = vec![false; n];
     let (mut dropped_c, mut dropped_n) = (0, 0);
-    for &s in size.values() {
-        if s < min_nodes {
+    for (&r, &s) in &size {
+        if s < min_for(r, s) {
             dropped_c += 1;
             dropped_n += s;
         }
     }
     for v in 0..n as u32 {
         let r = find(&mut parent, v);
-        keep[v as usize] = size[&r] >= min_nodes;
+        keep[v as usize] = size[&r] >= min_for(r, size[&r]);
     }
     (keep, dropped_c, dropped_n)
 }

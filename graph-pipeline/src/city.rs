@@ -13,11 +13,24 @@ pub struct CityConfig {
     pub timezone: String,
     pub has_lighting_data: bool,
     pub drives_on_left: bool,
-    /// Relative to the shared data folder.
+    /// Relative to the shared data folder; may be left out when `--boundary` is given.
+    #[serde(default)]
     pub boundary: String,
-    /// Sample extracts (relative to the shared data folder) used when `data/osm/` has none.
+    /// Sample extracts (relative to the shared data folder) used when `data/osm/` has none; a custom
+    /// cities file used with `--osm` needs none.
+    #[serde(default)]
     pub sample_extracts: Vec<String>,
     pub default_speed_mph: BTreeMap<String, f64>,
+    /// Whether the city's law lets adults ride on sidewalks (docs/safety-rules.md cites it).
+    #[serde(default)]
+    pub sidewalk_riding: bool,
+    /// Whether bicycles may ride trunk roads unless tagged otherwise.
+    #[serde(default = "default_true")]
+    pub trunk_riding: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 impl CityConfig {
@@ -25,6 +38,8 @@ impl CityConfig {
         CityRules {
             drives_on_left: self.drives_on_left,
             default_speed_mph: self.default_speed_mph.clone(),
+            sidewalk_riding: self.sidewalk_riding,
+            trunk_riding: self.trunk_riding,
         }
     }
 }

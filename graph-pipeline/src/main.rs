@@ -9,16 +9,31 @@ use quietway_graph_pipeline::progress::{Progress, peak_memory_bytes};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str =
-    "Usage: quietway-build-graph --city <id> --osm <file>... [--dem <file>...] [--out <dir>]
-                            [--boundary <geojson>] [--shared-data <dir>] [--cities <json>]
-                            [--summary-json <file>] [--min-island-nodes <n>] [--quiet]
-                            [--places-only]
+const USAGE: &str = "Usage: quietway-build-graph --city <id> --osm <file>... [options]
        quietway-build-graph --list-cities [--cities <json>]
 
-Builds <out>/<city>.qwg (default out: data/graphs) from OSM extracts (.osm.pbf, .osm, .osm.bz2),
-and beside it the place index <out>/<city>.places.ndjson (--places-only builds just that).
-City ids: nyc, los-angeles, sf-bay-area, chicago, london.";
+Builds <out>/<city>.qwg from OSM extracts (.osm.pbf, .osm, .osm.bz2), and beside it the place index
+<out>/<city>.places.ndjson.
+
+Options:
+  --city <id>               the city to build (nyc, los-angeles, sf-bay-area, chicago, london,
+                            or an id of the --cities file)
+  --osm <file>...           OSM extracts to read (one or more; merged, newest version wins)
+  --dem <file>...           elevation rasters, GeoTIFF or SRTM .hgt (without them elevation is
+                            unknown)
+  --out <dir>               where the graph is written (default data/graphs)
+  --boundary <geojson>      the coverage polygons (default: the city's boundary file in the shared
+                            data folder)
+  --shared-data <dir>       the shared data folder (default ../shared/data)
+  --cities <json>           a cities file replacing the built-in one (same shape as
+                            graph-pipeline/cities.json; sample_extracts may be left out)
+  --summary-json <file>     also write the build summary as JSON
+  --min-island-nodes <n>    drop street networks smaller than n nodes (default 25); the largest
+                            network is always kept
+  --quiet, -q               no progress display
+  --places-only             build only the place index
+  --list-cities             print the known cities as JSON and exit
+  --help, -h                this text";
 
 struct Args {
     city: Option<String>,
@@ -139,10 +154,15 @@ fn run() -> Result<(), String> {
         );
     }
     progress.phase("reading boundary and elevation", 0);
-    let boundary = args
-        .boundary
-        .clone()
-        .unwrap_or_else(|| args.shared.join(&city.boundary));
+    let boundary = match &args.boundary {
+        Some(b) => b.clone(),
+        None if city.boundary.is_empty() => {
+            return Err(format!(
+                "city '{city_id}' names no boundary file: give --boundary <geojson>"
+            ));
+        }
+        None => args.shared.join(&city.boundary),
+    };
     let areas = read_boundary(&boundary).map_err(|e| format!("city boundary: {e}"))?;
     let dem = if args.dem.is_empty() {
         None

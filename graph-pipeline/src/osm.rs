@@ -81,10 +81,13 @@ pub fn tag<'a>(tags: &'a Tags, key: &str) -> Option<&'a str> {
     tags.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
-/// Ways the pipeline may use: streets and paths, and bicycle-parking areas.
+/// Ways the pipeline may use: streets, paths, ferries, and bicycle-parking areas.
 pub fn is_candidate_way(tags: &Tags) -> bool {
-    tags.iter()
-        .any(|(k, v)| k == "highway" || (k == "amenity" && v == "bicycle_parking"))
+    tags.iter().any(|(k, v)| {
+        k == "highway"
+            || (k == "route" && v == "ferry")
+            || (k == "amenity" && v == "bicycle_parking")
+    })
 }
 
 /// Relations the pipeline uses: signed bicycle routes and turn restrictions.

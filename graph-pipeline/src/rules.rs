@@ -14,6 +14,11 @@ pub struct CityRules {
     pub drives_on_left: bool,
     /// Default speed limit in mph by highway class when `maxspeed` is absent ("*" for the rest).
     pub default_speed_mph: std::collections::BTreeMap<String, f64>,
+    /// Whether the city's law lets adults ride on sidewalks (`footway=sidewalk`); where it does not,
+    /// a bicycle is walked there. `docs/safety-rules.md` cites each city's rule.
+    pub sidewalk_riding: bool,
+    /// Whether bicycles may ride `highway=trunk` roads unless tagged otherwise.
+    pub trunk_riding: bool,
 }
 
 impl CityRules {
@@ -82,6 +87,129 @@ fn no(v: Option<&str>) -> bool {
                 | "discouraged_no"
         )
     )
+}
+
+/// What the access hierarchy says for a bicycle: the most specific of `bicycle`, `vehicle`, `access`
+/// that is tagged with a value we understand wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Said {
+    Yes,
+    No,
+    Dismount,
+}
+
+fn said(v: Option<&str>) -> Option<Said> {
+    if yes(v) {
+        Some(Said::Yes)
+    } else if no(v) {
+        Some(Said::No)
+    } else if v == Some("dismount") {
+        Some(Said::Dismount)
+    } else {
+        None
+    }
+}
+
+/// The bicycle's word from the tags, most specific first: `(said, by the bicycle key itself)`.
+fn bicycle_said(tags: &Tags) -> Option<(Said, bool)> {
+    if let Some(s) = said(tag(tags, "bicycle")) {
+        return Some((s, true));
+    }
+    ["vehicle", "access"]
+        .iter()
+        .find_map(|k| said(tag(tags, k)).filter(|s| *s != Said::Dismount))
+        .map(|s| (s, false))
+}
+
+/// The pedestrian's word: `foot` over `access`.
+fn foot_said(tags: &Tags) -> Option<Said> {
+    ["foot", "access"]
+        .iter()
+        .find_map(|k| said(tag(tags, k)).filter(|s| *s != Said::Dismount))
+}
+
+/// Who may pass a node (a barrier, or a node with access tags): `None` when anyone who may use the
+/// ways may pass. Walls and fences stop everyone; stiles and turnstiles stop bicycles; gates,
+/// bollards, cycle barriers and the rest stay passable unless `locked=yes` or an access tag closes
+/// them (most specific wins: `bicycle` > `vehicle` > `access`, `foot` > `access`).
+pub fn node_passage(tags: &Tags) -> Option<(BikeAccess, bool)> {
+    let barrier = tag(tags, "barrier");
+    let has_access = ["access", "vehicle", "bicycle", "foot", "locked"]
+        .iter()
+        .any(|k| tag(tags, k).is_some());
+    if barrier.is_none() && !has_access {
+        return None;
+    }
+    let (mut bike, mut foot) = match barrier {
+        Some(
+            "wall" | "fence" | "hedge" | "retaining_wall" | "city_wall" | "wire_fence"
+            | "wood_fence" | "railing" | "guard_rail" | "jersey_barrier" | "ditch" | "yes"
+            | "debris" | "log",
+        ) => (BikeAccess::No, false),
+        Some("stile" | "turnstile" | "full-height_turnstile" | "kissing_gate") => {
+            (BikeAccess::No, true)
+        }
+        _ => (BikeAccess::Ride, true),
+    };
+    if tag(tags, "locked") == Some("yes") {
+        bike = BikeAccess::No;
+        foot = false;
+    }
+    match bicycle_said(tags) {
+        Some((Said::Yes, _)) => bike = BikeAccess::Ride,
+        Some((Said::No, _)) => bike = BikeAccess::No,
+        Some((Said::Dismount, _)) => bike = BikeAccess::Push,
+        None => {}
+    }
+    match foot_said(tags) {
+        Some(Said::Yes) => foot = true,
+        Some(Said::No) => foot = false,
+        _ => {}
+    }
+    if bike == BikeAccess::Ride && foot {
+        None
+    } else {
+        Some((bike, foot))
+    }
+}
+
+/// A ferry's crossing time from its `duration` tag (`HH:MM`, `HH:MM:SS`, minutes, or ISO 8601
+/// `PT1H20M`), in seconds.
+pub fn ferry_duration_s(tags: &Tags) -> Option<f64> {
+    let v = tag(tags, "duration")?.trim();
+    let seconds = if let Some(iso) = v.strip_prefix("PT") {
+        let mut total = 0.0;
+        let mut number = String::new();
+        for c in iso.chars() {
+            match c {
+                '0'..='9' | '.' => number.push(c),
+                'H' | 'M' | 'S' => {
+                    let n: f64 = number.parse().ok()?;
+                    total += n * match c {
+                        'H' => 3600.0,
+                        'M' => 60.0,
+                        _ => 1.0,
+                    };
+                    number.clear();
+                }
+                _ => return None,
+            }
+        }
+        total
+    } else {
+        let parts: Vec<f64> = v
+            .split(':')
+            .map(|p| p.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .ok()?;
+        match parts.as_slice() {
+            [m] => m * 60.0,
+            [h, m] => h * 3600.0 + m * 60.0,
+            [h, m, s] => h * 3600.0 + m * 60.0 + s,
+            _ => return None,
+        }
+    };
+    (seconds.is_finite() && seconds > 0.0).then_some(seconds)
 }
 
 /// Infrastructure for cyclists in one direction of a road.
@@ -287,72 +415,92 @@ fn lts_class(lts: u8) -> SafetyClass {
 
 /// Applies the rules to one way; `None` when neither a bicycle nor a pedestrian may use it.
 pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
+    if tag(tags, "route") == Some("ferry") {
+        return ferry(tags);
+    }
     let highway = tag(tags, "highway")?;
-    let is_road = ROAD_CLASSES.contains(&highway);
+    let bicycle = tag(tags, "bicycle");
+    let bicycle_word = bicycle_said(tags);
+    // Motorways are closed to bicycles unless a `bicycle=yes` opens one (a shoulder some US states
+    // allow); then they are ridden as trunk roads.
+    let motorway = matches!(highway, "motorway" | "motorway_link")
+        && bicycle_word.is_some_and(|(s, own)| own && s == Said::Yes);
+    let is_road = ROAD_CLASSES.contains(&highway) || motorway;
     if !is_road && !PATH_CLASSES.contains(&highway) {
         return None; // motorways, construction, proposed, platforms, corridors, ...
     }
-    if tag(tags, "route") == Some("ferry")
-        || tag(tags, "area") == Some("yes") && highway != "pedestrian"
-    {
+    if tag(tags, "area") == Some("yes") && highway != "pedestrian" {
         return None;
     }
     if matches!(tag(tags, "indoor"), Some("yes" | "corridor")) {
         return None;
     }
-
-    let access_no = no(tag(tags, "access"));
-    let vehicle_no = no(tag(tags, "vehicle"));
-    let bicycle = tag(tags, "bicycle");
     let foot = tag(tags, "foot");
-
-    // --- bicycle access (direction-free) ---
-    let footway_kind = tag(tags, "footway");
-    let mut bike = match highway {
-        "cycleway" | "path" | "track" => BikeAccess::Ride,
-        "footway" | "pedestrian" => {
-            if matches!(
-                footway_kind,
-                Some("sidewalk" | "crossing" | "traffic_island")
-            ) {
-                BikeAccess::No
-            } else {
-                BikeAccess::Push
-            }
-        }
-        "steps" => BikeAccess::No,
-        "bridleway" => BikeAccess::No,
-        _ => BikeAccess::Ride,
-    };
-    if (access_no || vehicle_no) && bike != BikeAccess::No {
-        bike = BikeAccess::No;
-    }
-    if yes(bicycle) {
-        bike = if highway == "steps" {
-            BikeAccess::Push
-        } else {
-            BikeAccess::Ride
-        };
-    } else if bicycle == Some("dismount") {
-        bike = BikeAccess::Push;
-    } else if no(bicycle) || bicycle == Some("use_sidepath") && highway == "trunk" {
-        bike = BikeAccess::No;
-    }
+    let sidewalk_absent = matches!(tag(tags, "sidewalk"), Some("no" | "none"));
 
     // --- foot access ---
     let mut walk = match highway {
         "cycleway" => false,
-        "trunk" | "trunk_link" => !matches!(tag(tags, "sidewalk"), Some("no" | "none")),
-        "busway" => false,
+        "trunk" | "trunk_link" => !sidewalk_absent,
+        "busway" | "motorway" | "motorway_link" => false,
         _ => true,
     };
-    if access_no {
+    match foot_said(tags) {
+        Some(Said::Yes) => walk = true,
+        Some(Said::No) => walk = false,
+        _ => {}
+    }
+    if foot == Some("use_sidepath") {
         walk = false;
     }
-    if yes(foot) {
-        walk = true;
-    } else if no(foot) || foot == Some("use_sidepath") {
-        walk = false;
+    // An opened motorway is rated as a trunk road.
+    let highway = if motorway { "trunk" } else { highway };
+
+    // --- bicycle access (direction-free): the highway's default, then the access hierarchy ---
+    let footway_kind = tag(tags, "footway");
+    let mut bike = match highway {
+        "cycleway" | "path" | "track" => BikeAccess::Ride,
+        // A separately mapped sidewalk is ridden where the city's law allows it. Elsewhere the
+        // bike is walked along the pavement on the road's own arcs (against a oneway, below): as
+        // a way of its own the sidewalk would capture cycling waypoints (they snap to the nearest
+        // usable way) and start routes on the pavement. Crossings and islands likewise.
+        "footway" if footway_kind == Some("sidewalk") && rules.sidewalk_riding => BikeAccess::Ride,
+        "footway"
+            if matches!(
+                footway_kind,
+                Some("sidewalk" | "crossing" | "traffic_island")
+            ) =>
+        {
+            BikeAccess::No
+        }
+        "footway" | "pedestrian" => BikeAccess::Push,
+        // Steps are carried up and down: pushed at walking speed (a `ramp:bicycle` eases it).
+        "steps" => BikeAccess::Push,
+        "bridleway" => BikeAccess::No,
+        "trunk" | "trunk_link" if !rules.trunk_riding => BikeAccess::No,
+        _ => BikeAccess::Ride,
+    };
+    // Pushing is walking: it needs a way a pedestrian may use.
+    if bike == BikeAccess::Push && !walk {
+        bike = BikeAccess::No;
+    }
+    match bicycle_word {
+        // Only `bicycle=*` itself opens a highway closed to bicycles; `access=yes` or `vehicle=yes`
+        // lift a general closure but leave the highway's own default (a footway stays a push).
+        Some((Said::Yes, true)) => {
+            bike = if highway == "steps" {
+                BikeAccess::Push
+            } else {
+                BikeAccess::Ride
+            }
+        }
+        Some((Said::Yes, false)) => {}
+        Some((Said::No, _)) => bike = BikeAccess::No,
+        Some((Said::Dismount, _)) => bike = BikeAccess::Push,
+        None => {}
+    }
+    if bicycle == Some("use_sidepath") && highway == "trunk" {
+        bike = BikeAccess::No;
     }
     if bike == BikeAccess::No && !walk {
         return None;
@@ -392,12 +540,20 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
             }
         }
     }
+    // Against a oneway a rider walks the bike on the pavement, where pedestrians may walk (not
+    // round a roundabout, not where `sidewalk=no`); the cost of walking lets it win only where it
+    // clearly saves (docs/safety-rules.md).
+    let against = if bike != BikeAccess::No && walk && !roundabout && !sidewalk_absent {
+        BikeAccess::Push
+    } else {
+        BikeAccess::No
+    };
     let mut bike_fwd = bike;
     let mut bike_bwd = bike;
     if oneway == 1 {
-        bike_bwd = BikeAccess::No;
+        bike_bwd = against;
     } else if oneway == -1 {
-        bike_fwd = BikeAccess::No;
+        bike_fwd = against;
     }
 
     // --- way flags ---
@@ -434,6 +590,9 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
     }
     if highway == "steps" {
         flags |= way_flags::STEPS;
+        if yes(tag(tags, "ramp:bicycle")) {
+            flags |= way_flags::BICYCLE_RAMP;
+        }
     }
     if ["lcn", "rcn", "ncn", "icn"]
         .iter()
@@ -538,14 +697,37 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         }
     };
     let forward = ArcAttrs::new(class_for(bike_fwd, class_f), bike_fwd, walk);
+    // Walking the bike against the oneway counts as contraflow too (its small extra cost).
+    let forward = forward.with_contraflow(oneway == -1 && bike_fwd == BikeAccess::Push);
     let backward = ArcAttrs::new(class_for(bike_bwd, class_b), bike_bwd, walk)
-        .with_contraflow(contraflow && bike_bwd != BikeAccess::No);
+        .with_contraflow((contraflow || oneway == 1) && bike_bwd != BikeAccess::No);
     Some(WayProfile {
         forward,
         backward,
         flags,
         lts_forward: lts_f,
         lts_backward: lts_b,
+    })
+}
+
+/// A `route=ferry` way: both directions, bicycles aboard unless `bicycle=no`, flagged so guidance can
+/// say so; its crossing time comes from `duration` (see `ferry_duration_s`).
+fn ferry(tags: &Tags) -> Option<WayProfile> {
+    let bike = match bicycle_said(tags) {
+        Some((Said::No, _)) => BikeAccess::No,
+        _ => BikeAccess::Ride,
+    };
+    let walk = foot_said(tags) != Some(Said::No);
+    if bike == BikeAccess::No && !walk {
+        return None;
+    }
+    let attrs = ArcAttrs::new(SafetyClass::Quiet, bike, walk);
+    Some(WayProfile {
+        forward: attrs,
+        backward: attrs,
+        flags: way_flags::FERRY,
+        lts_forward: 0,
+        lts_backward: 0,
     })
 }
 

@@ -198,3 +198,70 @@ fn a_failed_build_keeps_the_previous_graph() {
         "{err}"
     );
 }
+
+#[test]
+fn help_lists_every_option() {
+    let (ok, out, _) = run(&["--help"]);
+    assert!(ok);
+    for option in [
+        "--city",
+        "--osm",
+        "--dem",
+        "--out",
+        "--boundary",
+        "--shared-data",
+        "--cities",
+        "--summary-json",
+        "--min-island-nodes",
+        "--quiet",
+        "--list-cities",
+        "--help",
+    ] {
+        assert!(out.contains(option), "{option} missing from --help:\n{out}");
+    }
+}
+
+#[test]
+fn a_custom_cities_file_needs_no_sample_extracts() {
+    let d = tmp("custom-cities");
+    let cities = d.join("cities.json");
+    std::fs::write(
+        &cities,
+        r#"{ "soho": { "name": "SoHo", "timezone": "America/New_York", "has_lighting_data": false,
+             "drives_on_left": false, "boundary": "boundaries/nyc-boroughs.geojson",
+             "default_speed_mph": { "*": 25 } } }"#,
+    )
+    .unwrap();
+    let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
+    let (ok, out, err) = run(&[
+        "--city",
+        "soho",
+        "--cities",
+        cities.to_str().unwrap(),
+        "--osm",
+        soho.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}{err}");
+    assert!(d.join("soho.qwg").exists());
+    // Without a boundary entry, --boundary is asked for in one clear line.
+    std::fs::write(
+        &cities,
+        r#"{ "soho": { "name": "SoHo", "timezone": "America/New_York", "has_lighting_data": false,
+             "drives_on_left": false, "default_speed_mph": {} } }"#,
+    )
+    .unwrap();
+    let (ok, _, err) = run(&[
+        "--city",
+        "soho",
+        "--cities",
+        cities.to_str().unwrap(),
+        "--osm",
+        soho.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert_clean_failure(&err, "--boundary");
+}

@@ -1,8 +1,8 @@
 //! One test per row of the safety and access rule table (docs/safety-rules.md).
 
-use quietway_engine::graph::{BikeAccess, SafetyClass};
+use quietway_engine::graph::{BikeAccess, SafetyClass, way_flags};
 use quietway_graph_pipeline::city::load_cities;
-use quietway_graph_pipeline::rules::{WayProfile, classify};
+use quietway_graph_pipeline::rules::{WayProfile, classify, ferry_duration_s, node_passage};
 
 fn tags(s: &str) -> Vec<(String, String)> {
     s.split_whitespace()
@@ -140,10 +140,16 @@ fn sides_follow_the_traffic_direction() {
 
 #[test]
 fn oneways_and_contraflow() {
+    // Against a oneway the bike is walked on the pavement.
     let p = nyc("highway=residential oneway=yes");
-    assert_eq!((p.forward.bike(), p.backward.bike()), (Ride, No));
+    assert_eq!((p.forward.bike(), p.backward.bike()), (Ride, Push));
+    assert_eq!(p.backward.safety_class(), Shared);
     let p = nyc("highway=residential oneway=-1");
-    assert_eq!((p.forward.bike(), p.backward.bike()), (No, Ride));
+    assert_eq!((p.forward.bike(), p.backward.bike()), (Push, Ride));
+    let p = nyc("highway=residential oneway=yes sidewalk=no");
+    assert_eq!(p.backward.bike(), No, "no pavement to walk on");
+    let p = nyc("highway=cycleway oneway=yes");
+    assert_eq!(p.backward.bike(), No, "a cycleway is not walked");
     let p = nyc("highway=residential oneway=yes oneway:bicycle=no");
     assert_eq!((p.forward.bike(), p.backward.bike()), (Ride, Ride));
     assert!(p.backward.contraflow());
@@ -158,7 +164,11 @@ fn oneways_and_contraflow() {
         "the contraflow lane serves the backward direction"
     );
     let p = nyc("highway=tertiary junction=roundabout");
-    assert_eq!((p.forward.bike(), p.backward.bike()), (Ride, No));
+    assert_eq!(
+        (p.forward.bike(), p.backward.bike()),
+        (Ride, No),
+        "never walked against a roundabout"
+    );
     // Walking ignores oneway.
     let p = nyc("highway=residential oneway=yes");
     assert!(p.forward.foot() && p.backward.foot());
@@ -173,17 +183,28 @@ fn access_rules() {
         fwd("highway=service access=private bicycle=yes"),
         (Quiet, Ride)
     );
-    assert!(classify_in("nyc", "route=ferry").is_none());
     let p = nyc("highway=residential bicycle=no");
     assert_eq!(p.forward.bike(), No);
     assert!(p.forward.foot());
     assert_eq!(fwd("highway=residential bicycle=dismount"), (Shared, Push));
     let p = nyc("highway=footway footway=sidewalk");
-    assert_eq!(p.forward.bike(), No);
+    assert_eq!(
+        p.forward.bike(),
+        No,
+        "NYC Admin Code 19-176: not ridden; walked on the road's arcs"
+    );
     assert!(p.forward.foot());
+    let p = classify_in("los-angeles", "highway=footway footway=sidewalk").unwrap();
+    assert_eq!(p.forward.bike(), Ride, "LAMC 56.15: ridden with care");
+    assert_eq!(p.forward.safety_class(), Shared);
     let p = nyc("highway=steps");
-    assert_eq!(p.forward.bike(), No);
+    assert_eq!(p.forward.bike(), Push);
     assert!(p.forward.foot());
+    assert_eq!(p.flags & way_flags::BICYCLE_RAMP, 0);
+    let p = nyc("highway=steps ramp:bicycle=yes");
+    assert_ne!(p.flags & way_flags::BICYCLE_RAMP, 0);
+    assert_eq!(nyc("highway=steps bicycle=no").forward.bike(), No);
+    assert!(classify_in("nyc", "highway=steps foot=no").is_none());
     let p = nyc("highway=cycleway");
     assert!(
         !p.forward.foot(),
@@ -197,6 +218,95 @@ fn access_rules() {
         "pedestrian areas are walked"
     );
     assert!(classify_in("nyc", "highway=service area=yes").is_none());
+}
+
+#[test]
+fn the_most_specific_access_tag_wins() {
+    // bicycle > vehicle > access
+    assert_eq!(fwd("highway=service access=no vehicle=yes"), (Quiet, Ride));
+    assert!(classify_in("nyc", "highway=service access=yes vehicle=no foot=no").is_none());
+    let p = nyc("highway=service access=yes vehicle=no");
+    assert_eq!(p.forward.bike(), No);
+    assert!(p.forward.foot());
+    assert_eq!(fwd("highway=service vehicle=no bicycle=yes"), (Quiet, Ride));
+    assert_eq!(
+        fwd("highway=service access=no bicycle=dismount"),
+        (Shared, Push)
+    );
+    // bicycle=yes opens a highway otherwise closed to bicycles; access=yes and vehicle=yes do not.
+    assert_eq!(fwd("highway=bridleway bicycle=yes").1, Ride);
+    assert_eq!(nyc("highway=bridleway access=yes").forward.bike(), No);
+    assert_eq!(fwd("highway=footway bicycle=yes").1, Ride);
+    assert_eq!(fwd("highway=footway vehicle=yes").1, Push);
+    assert_eq!(fwd("highway=footway footway=sidewalk bicycle=yes").1, Ride);
+    assert_eq!(fwd("highway=motorway bicycle=yes"), (VeryBusy, Ride));
+    assert!(!nyc("highway=motorway bicycle=yes").forward.foot());
+    assert!(classify_in("nyc", "highway=motorway access=yes").is_none());
+}
+
+#[test]
+fn ferries_carry_bicycles_and_are_timed() {
+    let p = nyc("route=ferry");
+    assert_eq!((p.forward.bike(), p.backward.bike()), (Ride, Ride));
+    assert!(p.forward.foot());
+    assert_ne!(p.flags & way_flags::FERRY, 0);
+    assert!(classify_in("nyc", "route=ferry bicycle=no foot=no").is_none());
+    assert_eq!(nyc("route=ferry bicycle=no").forward.bike(), No);
+    for (v, s) in [
+        ("00:20", 1200.0),
+        ("1:05", 3900.0),
+        ("00:20:30", 1230.0),
+        ("45", 2700.0),
+        ("PT1H20M", 4800.0),
+    ] {
+        assert_eq!(
+            ferry_duration_s(&tags(&format!("duration={v}"))),
+            Some(s),
+            "{v}"
+        );
+    }
+    assert_eq!(ferry_duration_s(&tags("duration=soon")), None);
+    assert_eq!(ferry_duration_s(&tags("duration=0")), None);
+}
+
+#[test]
+fn barriers_and_access_on_nodes() {
+    assert_eq!(node_passage(&tags("barrier=wall")), Some((No, false)));
+    assert_eq!(node_passage(&tags("barrier=fence")), Some((No, false)));
+    assert_eq!(node_passage(&tags("barrier=gate")), None, "gates stay open");
+    assert_eq!(node_passage(&tags("barrier=bollard")), None);
+    assert_eq!(node_passage(&tags("barrier=cycle__barrier")), None);
+    assert_eq!(node_passage(&tags("highway=traffic__signals")), None);
+    assert_eq!(node_passage(&tags("barrier=stile")), Some((No, true)));
+    assert_eq!(
+        node_passage(&tags("barrier=gate locked=yes")),
+        Some((No, false))
+    );
+    assert_eq!(
+        node_passage(&tags("barrier=gate access=private")),
+        Some((No, false))
+    );
+    assert_eq!(
+        node_passage(&tags("barrier=gate access=private foot=yes")),
+        Some((No, true))
+    );
+    assert_eq!(
+        node_passage(&tags("barrier=gate access=no bicycle=yes")),
+        Some((Ride, false))
+    );
+    assert_eq!(
+        node_passage(&tags("barrier=bollard bicycle=no")),
+        Some((No, true))
+    );
+    assert_eq!(node_passage(&tags("access=no")), Some((No, false)));
+    assert_eq!(
+        node_passage(&tags("barrier=gate bicycle=dismount")),
+        Some((Push, true))
+    );
+    assert_eq!(
+        node_passage(&tags("barrier=wall bicycle=yes foot=yes")),
+        None
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! `cargo run --release -p quietway-bench --bin safety-bench -- [--out FILE] [--shared-data DIR]`
 //! (`--quick` is accepted and changes nothing).
 use quietway_engine::city::{Profile, Route, RouteRequest};
-use quietway_engine::graph::{CityGraph, SafetyClass};
+use quietway_engine::graph::{BikeAccess, CityGraph, SafetyClass};
 use quietway_engine::testing::Rng;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -22,12 +22,15 @@ const NOTICEABLE_M: f64 = 50.0;
 /// Trips shorter than this (by Direct) are left out: there is nothing to choose between.
 const MIN_TRIP_M: f64 = 500.0;
 
-/// Length and busy metres of a route.
-fn measure(g: &CityGraph, r: &Route) -> (f64, f64) {
-    let (mut len, mut busy) = (0.0, 0.0);
+/// Length, busy metres and pushed metres of a route.
+fn measure(g: &CityGraph, r: &Route) -> (f64, f64, f64) {
+    let (mut len, mut busy, mut pushed) = (0.0, 0.0, 0.0);
     for p in r.legs.iter().flat_map(|l| l.pieces.iter()) {
         let m = g.arc_length_m(p.arc) as f64 * (p.to - p.from);
         len += m;
+        if g.arc_attrs[p.arc as usize].bike() == BikeAccess::Push {
+            pushed += m;
+        }
         if matches!(
             g.arc_attrs[p.arc as usize].safety_class(),
             SafetyClass::Busy | SafetyClass::VeryBusy
@@ -35,7 +38,7 @@ fn measure(g: &CityGraph, r: &Route) -> (f64, f64) {
             busy += m;
         }
     }
-    (len, busy)
+    (len, busy, pushed)
 }
 
 fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
@@ -44,6 +47,9 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
     let bbox = quietway_bench::graph_bbox(&city);
     let mut rng = Rng(11);
     let (mut busy_direct, mut busy_supersafe) = (0.0, 0.0);
+    // Metres the bike is walked (footways, sidewalks, steps, against a oneway), and all metres.
+    let (mut pushed_direct, mut pushed_supersafe) = (0.0, 0.0);
+    let (mut length_direct, mut length_supersafe) = (0.0f64, 0.0f64);
     let mut extra = Vec::with_capacity(trips);
     let mut worse: Vec<Value> = Vec::new();
     let mut most_extra_busy: f64 = 0.0;
@@ -65,12 +71,14 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
         let (Ok(Some(d)), Ok(Some(s))) = (city.route(&req(false)), city.route(&req(true))) else {
             continue;
         };
-        let ((len_d, busy_d), (len_s, busy_s)) = (measure(g, &d), measure(g, &s));
+        let ((len_d, busy_d, push_d), (len_s, busy_s, push_s)) = (measure(g, &d), measure(g, &s));
         if len_d < MIN_TRIP_M {
             continue;
         }
         busy_direct += busy_d;
         busy_supersafe += busy_s;
+        (pushed_direct, pushed_supersafe) = (pushed_direct + push_d, pushed_supersafe + push_s);
+        (length_direct, length_supersafe) = (length_direct + len_d, length_supersafe + len_s);
         extra.push(len_s / len_d - 1.0);
         most_extra_busy = most_extra_busy.max(busy_s - busy_d);
         if busy_s > busy_d + NOTICEABLE_M {
@@ -92,6 +100,8 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
         "busy_m_direct": busy_direct, "busy_m_supersafe": busy_supersafe, "fewer_busy_m": fewer,
         "extra_length_median": pct(0.5), "extra_length_p90": pct(0.9), "extra_length_max": pct(1.0),
         "most_extra_busy_m": most_extra_busy, "trips_with_noticeably_more_busy": worse,
+        "pushed_share_direct": pushed_direct / length_direct.max(1.0),
+        "pushed_share_supersafe": pushed_supersafe / length_supersafe.max(1.0),
         "goal_met": met,
     })
 }
@@ -119,13 +129,13 @@ fn main() {
         MAX_MEDIAN_EXTRA * 100.0
     );
     println!(
-        "| extract | busy m Direct | busy m SuperSafe | fewer | extra length median / p90 | most extra busy m | goal |"
+        "| extract | busy m Direct | busy m SuperSafe | fewer | extra length median / p90 | most extra busy m | pushed Direct / SuperSafe | goal |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for r in &results {
         let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
         println!(
-            "| {} | {:.0} | {:.0} | {:.0} % | {:.1} % / {:.1} % | {:.0} | {} |",
+            "| {} | {:.0} | {:.0} | {:.0} % | {:.1} % / {:.1} % | {:.0} | {:.1} % / {:.1} % | {} |",
             r["extract"].as_str().unwrap_or(""),
             f("busy_m_direct"),
             f("busy_m_supersafe"),
@@ -133,6 +143,8 @@ fn main() {
             100.0 * f("extra_length_median"),
             100.0 * f("extra_length_p90"),
             f("most_extra_busy_m"),
+            100.0 * f("pushed_share_direct"),
+            100.0 * f("pushed_share_supersafe"),
             if r["goal_met"].as_bool() == Some(true) {
                 "met"
             } else {

@@ -8,15 +8,17 @@ import { type Config, PROJECT_ROOT } from '../config.js';
 export const PIPELINE_BIN = path.join(PROJECT_ROOT, 'target', 'release', 'quietway-build-graph');
 
 const USAGE = `Usage:
-  quietway build-graph --city <id> --osm <file>... [--dem <file>...] [--out <dir>]
+  quietway build-graph --city <id> --osm <file>... [options]
   quietway build-graph --defaults [--missing-only]
 
 --defaults builds every city with extracts in <data>/osm/<city>/ (or <data>/osm/<city>.osm.pbf);
-where <data>/osm/ holds none, the sample extracts in the shared data folder are used.`;
+where <data>/osm/ holds none, the sample extracts in the shared data folder are used.
+--missing-only (with --defaults) skips cities whose graph is already built.
+--out and --shared-data default to <data>/graphs (QUIETWAY_DATA_DIR) and QUIETWAY_SHARED_DATA_DIR.`;
 
 interface CityListing {
   name: string;
-  sample_extracts: string[];
+  sample_extracts?: string[];
 }
 
 function runPipeline(args: string[]): number {
@@ -58,6 +60,12 @@ function ownExtracts(osmDir: string, city: string): string[] {
 export function buildGraphCommand(config: Config, argv: string[]): number {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(USAGE);
+    // The pipeline's own help lists every option it accepts, so the two never drift apart.
+    if (fs.existsSync(PIPELINE_BIN)) {
+      const res = spawnSync(PIPELINE_BIN, ['--help'], { encoding: 'utf8' });
+      const options = res.stdout.slice(res.stdout.indexOf('Options:'));
+      if (res.status === 0 && options.startsWith('Options:')) console.log(`\n${options.trimEnd()}`);
+    }
     return 0;
   }
   const common = ['--out', config.graphDir, '--shared-data', config.sharedDataDir];
@@ -76,7 +84,9 @@ export function buildGraphCommand(config: Config, argv: string[]): number {
   for (const [id, city] of Object.entries(cities)) {
     const files = anyOwn
       ? ownExtracts(config.osmDir, id)
-      : city.sample_extracts.map((f) => path.join(config.sharedDataDir, f)).filter((f) => fs.existsSync(f));
+      : (city.sample_extracts ?? [])
+          .map((f) => path.join(config.sharedDataDir, f))
+          .filter((f) => fs.existsSync(f));
     if (files.length === 0) continue;
     const hasGraph = fs.existsSync(path.join(config.graphDir, `${id}.qwg`));
     const hasPlaces = fs.existsSync(path.join(config.graphDir, `${id}.places.ndjson`));
