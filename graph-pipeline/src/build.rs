@@ -833,13 +833,14 @@ fn compile_restrictions(
                                 x = g.arc_tail(b);
                             }
                             via_arcs.reverse();
-                            let last = *via_arcs.last().unwrap();
                             let to_arcs: Vec<u32> = out_arcs[end as usize]
                                 .iter()
                                 .copied()
                                 .filter(|&b| to_ways.contains(&g.arc_way(b)) && !on_via(b))
                                 .collect();
-                            for t in pick_turn_arcs(g, last, &to_arcs, &r.turn) {
+                            // The named turn (a U-turn, mostly) is the whole manoeuvre's: measured
+                            // from the from-arc, not the last via arc.
+                            for t in pick_turn_arcs(g, a, &to_arcs, &r.turn) {
                                 let mut arcs = vec![a];
                                 arcs.extend_from_slice(&via_arcs);
                                 arcs.push(t);

@@ -314,8 +314,7 @@ fn build_city(sc: &Scenario, name: &str, dir: &Path) -> Result<City, String> {
         sources: vec![],
         min_component_nodes: sc.min_island_nodes,
     };
-    let (mut graph, _) = build(&input, &Progress::new(true))?;
-    graph.order = quietway_engine::order::nested_dissection_order(&graph);
+    let (graph, _) = build(&input, &Progress::new(true))?;
     City::from_graph(graph, "scenario".into(), None)
 }
 
