@@ -449,7 +449,10 @@ impl CityGraph {
             same(name, len, m)?;
         }
         same("edge_geom_first", self.edge_geom_first.len(), m + 1)?;
-        same("edge_duration_s", self.edge_duration_s.len(), m)?;
+        if !self.edge_duration_s.is_empty() {
+            // Empty: no fixed crossing times (a graph built in code, not by the pipeline).
+            same("edge_duration_s", self.edge_duration_s.len(), m)?;
+        }
         same("arc_attrs", self.arc_attrs.len(), 2 * m)?;
         same("geom_lat", self.geom_lat.len(), self.geom_lon.len())?;
         if self.edge_geom_first.last().copied().unwrap_or(0) as usize != self.geom_lon.len()
