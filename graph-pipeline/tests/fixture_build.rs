@@ -14,13 +14,14 @@ fn way_index(g: &quietway_engine::graph::CityGraph, id: i64) -> usize {
 }
 
 #[test]
-fn oneway_primary_avenue_is_very_busy_and_rideable_one_way_only() {
+fn oneway_primary_avenue_is_very_busy_ridden_one_way_and_walked_the_other() {
     let g = fixture_graph();
     let (_, fwd) = arc(&g, 102, 5, 6);
     assert_eq!(fwd.bike(), BikeAccess::Ride);
     assert_eq!(fwd.safety_class(), SafetyClass::VeryBusy);
     let (_, bwd) = arc(&g, 102, 6, 5);
-    assert_eq!(bwd.bike(), BikeAccess::No);
+    // Against the one-way the bike is walked along the pavement, never ridden.
+    assert_eq!(bwd.bike(), BikeAccess::Push);
     assert!(bwd.foot(), "pedestrians walk both ways");
     assert_eq!(g.string(g.way_ref[way_index(&g, 102)]), "NY 1");
 }
