@@ -54,6 +54,9 @@ export async function buildApp({
     // A whole-request deadline: a body that stalls (or trickles) is cut when it passes, with 408.
     requestTimeout: config.limits.requestTimeoutMs,
     bodyLimit: config.limits.maxBodyBytes,
+    // Loading a large city graph (building the turn model's hierarchy and customizing its metrics)
+    // takes longer than Fastify's 10 s plugin default; start-up waits for it.
+    pluginTimeout: 0,
     http: {
       headersTimeout: config.limits.headersTimeoutMs,
       // How often Node checks those deadlines (30 s by default, which would let them run over).

@@ -38,8 +38,8 @@ beforeAll(async () => {
       QUIETWAY_MAX_ROUTING_BODY_BYTES: '1024',
     },
     prepare(app) {
-      // A stand-in for an endpoint that takes OAuth tokens (POST /reports/ is on the list).
-      app.post('/reports/', { config: { access: { allow: ['partner', 'user'] } } }, async (req) => ({
+      // A stand-in for an endpoint still to come that takes OAuth tokens (it is on the list).
+      app.post('/explain-supersafe/', { config: { access: { allow: ['app', 'user'] } } }, async (req) => ({
         type: req.credential.type,
       }));
     },
@@ -132,7 +132,7 @@ describe('OAuth beside the failed-authentication limit', () => {
     const before = await failuresLeft();
     expect(before).toBe(FAILURES);
     for (let i = 0; i < FAILURES + 2; i++) {
-      const ok = await fetch(`${s.base}/reports/`, { method: 'POST', headers: bearer(token) });
+      const ok = await fetch(`${s.base}/explain-supersafe/`, { method: 'POST', headers: bearer(token) });
       expect(ok.status).toBe(200);
       expect(await ok.json()).toEqual({ type: 'oauth' });
       expect((await fetch(`${s.base}/user/`, { headers: bearer(token) })).status).toBe(401);
@@ -159,10 +159,10 @@ describe('OAuth beside the failed-authentication limit', () => {
     });
     expect(revoked.status).toBe(200);
     for (let i = 0; i < FAILURES + 2; i++) {
-      const old = await fetch(`${s.base}/reports/`, { method: 'POST', headers: bearer(expired) });
+      const old = await fetch(`${s.base}/explain-supersafe/`, { method: 'POST', headers: bearer(expired) });
       expect(old.status).toBe(401);
       expect(await old.json()).toEqual({ error: 'Token expired' });
-      const ended = await fetch(`${s.base}/reports/`, { method: 'POST', headers: bearer(token) });
+      const ended = await fetch(`${s.base}/explain-supersafe/`, { method: 'POST', headers: bearer(token) });
       expect(ended.status).toBe(401);
       expect(await ended.json()).toEqual({ error: 'Session has been signed out' });
     }
@@ -223,7 +223,7 @@ describe('OAuth beside the failed-authentication limit', () => {
     expect(await failuresLeft()).toBe(FAILURES - 2);
 
     // The last one allowed, a forged bearer token; then the address is blocked.
-    const forged = await fetch(`${s.base}/reports/`, { method: 'POST', headers: bearer('a.b.c') });
+    const forged = await fetch(`${s.base}/explain-supersafe/`, { method: 'POST', headers: bearer('a.b.c') });
     expect(forged.status).toBe(401);
     expect(await failuresLeft()).toBe(0);
 

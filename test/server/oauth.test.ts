@@ -30,12 +30,9 @@ beforeAll(async () => {
   s = await startOAuthServer({
     withGraph: true,
     prepare(app) {
-      // Stand-ins for report endpoints still to come, declared with no OAuth rule of their own.
-      app.post('/reports/', { config: { access: { allow: ['partner', 'user'] } } }, async (req) => ({
-        filed_by: req.credential.type === 'oauth' ? req.credential.user.identityUserId : null,
-      }));
-      app.get('/reports/:id/', { config: { access: { allow: ['partner', 'user'] } } }, async () => ({
-        ok: true,
+      // A stand-in for an endpoint still to come, declared with no OAuth rule of its own.
+      app.post('/explain-supersafe/', { config: { access: { allow: ['app', 'user'] } } }, async (req) => ({
+        asked_by: req.credential.type === 'oauth' ? req.credential.user.identityUserId : null,
       }));
     },
   });
@@ -413,11 +410,19 @@ describe('scope of a token on the platform', () => {
 
   it('works on the listed endpoints, reports belonging to the rider', async () => {
     expect((await directions(token)).status).toBe(200);
-    const filed = await fetch(`${s.base}/reports/`, { method: 'POST', headers: bearer(token) });
-    expect(filed.status).toBe(200);
     const rider = s.app.repos.users.byEmail(RIDER.email);
-    expect(await filed.json()).toEqual({ filed_by: rider?.identityUserId });
-    expect((await fetch(`${s.base}/reports/12/`, { headers: bearer(token) })).status).toBe(200);
+    const asked = await fetch(`${s.base}/explain-supersafe/`, { method: 'POST', headers: bearer(token) });
+    expect(asked.status).toBe(200);
+    expect(await asked.json()).toEqual({ asked_by: rider?.identityUserId });
+    // A report filed with the token is the rider's: visible to them (a rider sees only their own).
+    const filed = await fetch(`${s.base}/reports/`, {
+      method: 'POST',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+      body: JSON.stringify({ issue_type: 'other', location: [-74.0105, 40.7075], description: 'via an app' }),
+    });
+    expect(filed.status).toBe(201);
+    const { id } = (await filed.json()) as { id: number };
+    expect((await fetch(`${s.base}/reports/${id}/`, { headers: bearer(token) })).status).toBe(200);
   });
 
   it('is refused with 401 where the spec documents it and 403 on the rest', async () => {
