@@ -81,6 +81,8 @@ pub struct Step {
     pub exit: Option<u32>,
     /// Whether part of the step is walked (pushing the bike).
     pub push: bool,
+    /// Whether the step crosses on a ferry (`route=ferry`).
+    pub ferry: bool,
     pub arcs: Vec<ArcId>,
 }
 
@@ -106,6 +108,7 @@ impl Step {
             lit: false,
             exit: None,
             push: false,
+            ferry: false,
             arcs: vec![],
         }
     }
@@ -135,6 +138,7 @@ pub(crate) struct Piece {
     class: SafetyClass,
     lit: bool,
     push: bool,
+    ferry: bool,
     /// Whether the piece ends at its arc's head (a junction), not inside the arc.
     reaches_head: bool,
 }
@@ -271,6 +275,7 @@ impl City {
                 class: attrs.safety_class(),
                 lit: g.way_flags[way as usize] & way_flags::LIT != 0,
                 push: profile == Profile::Cycling && attrs.bike() == BikeAccess::Push,
+                ferry: g.way_flags[way as usize] & way_flags::FERRY != 0,
                 reaches_head: p.to >= 1.0,
             });
         }
@@ -450,6 +455,7 @@ impl City {
                 lit: total > 0.0 && lit_m * 2.0 >= total,
                 exit,
                 push: run.iter().any(|p| p.push),
+                ferry: run.iter().any(|p| p.ferry),
                 arcs: run.iter().map(|p| p.arc).collect(),
                 geometry,
             });

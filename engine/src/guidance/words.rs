@@ -144,6 +144,18 @@ fn repeat_prefix(t: &mut String, len: usize) {
 /// Writes the maneuver instruction of a step as a JSON string ("Turn left onto Main Street").
 fn write_instruction(out: &mut Out, t: &mut String, s: &Step, arrive: &str) {
     t.clear();
+    if s.ferry && s.kind != StepKind::Arrive {
+        // The spec's modes are cycling and walking: the words say it is a ferry.
+        t.push_str("Take the ferry");
+        let r = road(s);
+        if !r.is_empty() {
+            t.push_str(" (");
+            t.push_str(r);
+            t.push(')');
+        }
+        json::string(out, t);
+        return;
+    }
     phrase_into(t, s, arrive);
     capitalize_from(t, 0);
     if s.push && s.kind != StepKind::Arrive {
