@@ -967,6 +967,7 @@ fn compact(g: CityGraph, keep: &[bool], restrictions: &[TurnRestriction]) -> Cit
         }
     }
     out.edge_geom_first.push(0);
+    #[allow(clippy::needless_range_loop)] // e indexes the edge arrays and new_edge alike
     for e in 0..g.edge_count() {
         let (t, h) = (g.edge_tail[e] as usize, g.edge_head[e] as usize);
         let usable = g.arc_attrs[2 * e].bike() != BikeAccess::No
