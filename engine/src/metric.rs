@@ -170,8 +170,8 @@ impl Default for DetourBudget {
         DetourBudget {
             gentle_share: 0.3,
             ratio: 1.3,
-            extra_m: 200.0,
-            max_ratio: 2.0,
+            extra_m: 150.0,
+            max_ratio: 1.6,
         }
     }
 }
