@@ -17,7 +17,7 @@ use quietway_graph_pipeline::build::{BuildInput, build};
 use quietway_graph_pipeline::city::{load_cities, read_boundary};
 use quietway_graph_pipeline::progress::Progress;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// Percentiles in microseconds of per-operation times given in nanoseconds.
@@ -466,16 +466,7 @@ fn peak_memory() -> u64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let arg = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let shared = PathBuf::from(arg("--shared-data").unwrap_or_else(|| "../shared/data".into()));
-    let out = PathBuf::from(arg("--out").unwrap_or_else(|| "bench/results/engine.json".into()));
+    let quietway_bench::BenchArgs { quick, shared, out } = quietway_bench::bench_args("engine");
     let pairs = if quick { 2_000 } else { 10_000 };
     let mut rows = vec![];
     let mut gr = vec![];

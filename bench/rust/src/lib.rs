@@ -9,7 +9,7 @@ use quietway_graph_pipeline::build::{BuildInput, build};
 use quietway_graph_pipeline::city::{load_cities, read_boundary};
 use quietway_graph_pipeline::progress::Progress;
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The largest extract of each city, as the safety and route-quality benchmarks use them. (London's
 /// Moorgate extract is left out: it is a few streets of the City, where most trips have no
@@ -104,4 +104,27 @@ pub fn manhattan_trips(seed: u64, count: usize) -> Vec<RouteRequest> {
         }
     }
     trips
+}
+
+/// The command line every benchmark takes: `--quick`, `--shared-data DIR` (default
+/// `../shared/data`) and `--out FILE` (default `bench/results/<name>.json`).
+pub struct BenchArgs {
+    pub quick: bool,
+    pub shared: PathBuf,
+    pub out: PathBuf,
+}
+
+pub fn bench_args(name: &str) -> BenchArgs {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    BenchArgs {
+        quick: args.iter().any(|a| a == "--quick"),
+        shared: PathBuf::from(arg("--shared-data").unwrap_or_else(|| "../shared/data".into())),
+        out: PathBuf::from(arg("--out").unwrap_or_else(|| format!("bench/results/{name}.json"))),
+    }
 }

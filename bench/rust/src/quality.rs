@@ -24,7 +24,7 @@ use quietway_engine::guidance::StepKind;
 use quietway_engine::testing::Rng;
 use serde_json::{Value, json};
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Trips per city, their shortest crow-fly distance, and how far a drawn point may lie from the
 /// way it snaps to.
@@ -368,17 +368,8 @@ fn bench_city(shared: &Path, city_id: &str, file: &str) -> Value {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let arg = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let shared = PathBuf::from(arg("--shared-data").unwrap_or_else(|| "../shared/data".into()));
-    let out =
-        PathBuf::from(arg("--out").unwrap_or_else(|| "bench/results/route-quality.json".into()));
+    let quietway_bench::BenchArgs { quick, shared, out } =
+        quietway_bench::bench_args("route-quality");
     let results: Vec<Value> = CITY_EXTRACTS
         .iter()
         .map(|(city, file)| bench_city(&shared, city, file))

@@ -13,7 +13,7 @@ use quietway_engine::city::{Profile, Route, RouteRequest};
 use quietway_engine::graph::{BikeAccess, CityGraph, SafetyClass};
 use quietway_engine::testing::Rng;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The goal's thresholds.
 const MIN_FEWER_BUSY: f64 = 0.60;
@@ -107,16 +107,7 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let arg = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let shared = PathBuf::from(arg("--shared-data").unwrap_or_else(|| "../shared/data".into()));
-    let out = PathBuf::from(arg("--out").unwrap_or_else(|| "bench/results/safety.json".into()));
+    let quietway_bench::BenchArgs { quick, shared, out } = quietway_bench::bench_args("safety");
     // The same trips in quick runs: the whole benchmark takes a few seconds.
     let trips = 500;
     let results: Vec<Value> = quietway_bench::CITY_EXTRACTS
