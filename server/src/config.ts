@@ -86,6 +86,8 @@ const envSchema = z.object({
   QUIETWAY_REPORT_ANALYSIS_MS: z.coerce.number().int().min(0).default(1000),
   QUIETWAY_WZDX_URL: z.url().optional(),
   QUIETWAY_WZDX_INTERVAL_SECONDS: z.coerce.number().int().min(10).default(300),
+  // The engine looks for a road within 1,000 m at most; past that nothing snaps anyway.
+  QUIETWAY_SNAP_RADIUS_M: int(1, 1000, 250),
 });
 
 export interface Config {
@@ -156,6 +158,8 @@ export interface Config {
   reportAnalysisMs: number;
   /** A WZDx v4.x GeoJSON feed imported into disruptions on a schedule, if any. */
   wzdx: { url: string; intervalSeconds: number } | null;
+  /** A waypoint farther than this (metres) from any routable way has no route (docs/api.md). */
+  snapRadiusM: number;
 }
 
 export class ConfigError extends Error {}
@@ -270,5 +274,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wzdx: e.QUIETWAY_WZDX_URL
       ? { url: e.QUIETWAY_WZDX_URL, intervalSeconds: e.QUIETWAY_WZDX_INTERVAL_SECONDS }
       : null,
+    snapRadiusM: e.QUIETWAY_SNAP_RADIUS_M,
   };
 }

@@ -14,14 +14,22 @@ describe('GET /health/', () => {
   });
   afterAll(() => app.close());
 
-  it('answers versions and the loaded cities with their graph versions', async () => {
+  it('answers versions and every spec city with its state and graph version', async () => {
     const res = await app.inject({ method: 'GET', url: '/health/' });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.status).toBe('ok');
     expect(body.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(body.engine_version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(body.cities).toEqual([{ id: 'nyc', graph_version: expect.stringMatching(/^[0-9a-f]{16}$/) }]);
+    expect(body.cities).toHaveLength(5);
+    expect(body.cities[0]).toMatchObject({
+      id: 'nyc',
+      name: 'New York City',
+      state: 'loaded',
+      graph_version: expect.stringMatching(/^[0-9a-f]{16}$/),
+      data_bbox: [expect.any(Number), expect.any(Number), expect.any(Number), expect.any(Number)],
+    });
+    expect(body.cities.slice(1).map((c: { state: string }) => c.state)).toEqual(Array(4).fill('no_data'));
   });
 
   it('answers without the trailing slash too', async () => {
@@ -37,10 +45,12 @@ describe('GET /health/', () => {
 });
 
 describe('a server without graphs', () => {
-  it('still starts and lists no cities', async () => {
+  it('still starts and lists every city without data', async () => {
     const app = await buildApp({ config: testConfig() });
     const res = await app.inject({ method: 'GET', url: '/health/' });
-    expect(res.json().cities).toEqual([]);
+    const cities = res.json().cities as { id: string; state: string; graph_version: null }[];
+    expect(cities.map((c) => c.id)).toEqual(['nyc', 'los-angeles', 'sf-bay-area', 'chicago', 'london']);
+    expect(cities.every((c) => c.state === 'no_data' && c.graph_version === null)).toBe(true);
     await app.close();
   });
 });

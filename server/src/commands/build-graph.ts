@@ -1,9 +1,13 @@
 // `quietway build-graph`: runs the Rust pipeline (`quietway-build-graph`) with the server's
-// configuration filled in, or, with `--defaults`, builds every city that has extracts.
+// configuration filled in, or, with `--defaults`, builds every city that has extracts; then measures
+// how much of the city's polygon the new graph covers and stores it beside the graph.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Config, PROJECT_ROOT } from '../config.js';
+import { native } from '../native.js';
+import { area, cityList } from '../routing/coverage.js';
+import { measureDataCoverage, writeDataCoverage } from '../routing/data-coverage.js';
 
 export const PIPELINE_BIN = path.join(PROJECT_ROOT, 'target', 'release', 'quietway-build-graph');
 
@@ -16,11 +20,6 @@ where <data>/osm/ holds none, the sample extracts in the shared data folder are 
 --missing-only (with --defaults) skips cities whose graph is already built.
 --out and --shared-data default to <data>/graphs (QUIETWAY_DATA_DIR) and QUIETWAY_SHARED_DATA_DIR.`;
 
-interface CityListing {
-  name: string;
-  sample_extracts?: string[];
-}
-
 function runPipeline(args: string[]): number {
   if (!fs.existsSync(PIPELINE_BIN)) {
     console.error(
@@ -32,10 +31,46 @@ function runPipeline(args: string[]): number {
   return res.status ?? 1;
 }
 
-function listCities(): Record<string, CityListing> {
-  const res = spawnSync(PIPELINE_BIN, ['--list-cities'], { encoding: 'utf8' });
-  if (res.status !== 0) throw new Error(`cannot list cities: ${res.stderr}`);
-  return JSON.parse(res.stdout) as Record<string, CityListing>;
+/**
+ * The build summary's last lines: the bbox of the graph's data and how much of the city's polygon
+ * it covers, measured on the graph just written and stored beside it for /health/.
+ */
+async function reportCoverage(graphFile: string): Promise<void> {
+  try {
+    const engine = await native().loadCity(graphFile);
+    const s = engine.stats();
+    const areas = (JSON.parse(s.coverageJson) as [number, number][][][][]).map((polygons, i) =>
+      area(s.id, s.areaNames[i] ?? s.name, polygons),
+    );
+    const m = await measureDataCoverage(engine, areas);
+    const stored = writeDataCoverage(graphFile, m);
+    const bbox = m.data_bbox.map((v) => v.toFixed(4)).join(', ');
+    console.log(`  data bbox           [${bbox}]`);
+    console.log(
+      `  polygon covered     ${(m.polygon_share * 100).toFixed(2)} % of ${s.name}'s polygon (${m.covered_cells} of ${m.polygon_cells} cells of ${m.cell_m} m hold a road)${stored ? '' : '; not stored (graph folder not writable)'}`,
+    );
+  } catch (err) {
+    console.error(`  polygon coverage not measured: ${(err as Error).message}`);
+  }
+}
+
+/** The graph file a pipeline run writes, from its arguments. */
+function graphFileOf(args: string[]): string | null {
+  const value = (flag: string) => {
+    const i = args.indexOf(flag);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const city = value('--city');
+  const out = value('--out');
+  return city && out && !args.includes('--places-only') ? path.join(out, `${city}.qwg`) : null;
+}
+
+/** Runs the pipeline, then reports the coverage of the graph it wrote. */
+async function buildOne(args: string[]): Promise<number> {
+  const status = runPipeline(args);
+  const file = graphFileOf(args);
+  if (status === 0 && file && fs.existsSync(file)) await reportCoverage(file);
+  return status;
 }
 
 const OSM_FILE = /\.(osm\.pbf|pbf|osm|osm\.bz2)$/;
@@ -57,7 +92,7 @@ function ownExtracts(osmDir: string, city: string): string[] {
     .map((f) => path.join(osmDir, f));
 }
 
-export function buildGraphCommand(config: Config, argv: string[]): number {
+export async function buildGraphCommand(config: Config, argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(USAGE);
     // The pipeline's own help lists every option it accepts, so the two never drift apart.
@@ -75,10 +110,11 @@ export function buildGraphCommand(config: Config, argv: string[]): number {
       return 2;
     }
     const extra = argv.includes('--out') ? ['--shared-data', config.sharedDataDir] : common;
-    return runPipeline([...argv, ...extra]);
+    return buildOne([...argv, ...extra]);
   }
   const missingOnly = argv.includes('--missing-only');
-  const cities = listCities();
+  // The city list the pipeline embeds, read from its source so a new city's samples need no rebuild.
+  const cities = cityList();
   const anyOwn = Object.keys(cities).some((c) => ownExtracts(config.osmDir, c).length > 0);
   let failures = 0;
   for (const [id, city] of Object.entries(cities)) {
@@ -96,7 +132,7 @@ export function buildGraphCommand(config: Config, argv: string[]): number {
     }
     // A graph built before place indexes existed gets just its place index.
     const only = missingOnly && hasGraph ? ['--places-only'] : [];
-    if (runPipeline(['--city', id, '--osm', ...files, ...common, ...only]) !== 0) failures += 1;
+    if ((await buildOne(['--city', id, '--osm', ...files, ...common, ...only])) !== 0) failures += 1;
   }
   return failures === 0 ? 0 : 1;
 }

@@ -80,16 +80,26 @@ export function geojsonPolygons(json: unknown): Polygon[] {
   return out;
 }
 
+/** A spec city as graph-pipeline/cities.json configures it (the file the pipeline embeds). */
+export interface CityListing {
+  name: string;
+  /** The coverage polygons, relative to the shared data folder. */
+  boundary?: string;
+  /** Extracts in the shared data folder built when a self-hoster brings none. */
+  sample_extracts?: string[];
+}
+
+/** The configured cities by id, in the order of graph-pipeline/cities.json. */
+export function cityList(): Record<string, CityListing> {
+  const file = path.join(PROJECT_ROOT, 'graph-pipeline', 'cities.json');
+  if (!fs.existsSync(file)) return {};
+  return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, CityListing>;
+}
+
 /** Configured cities (graph-pipeline/cities.json) with their boundaries from the shared data. */
 export function configuredCities(sharedDataDir: string): CoverageArea[] {
-  const file = path.join(PROJECT_ROOT, 'graph-pipeline', 'cities.json');
-  if (!fs.existsSync(file)) return [];
-  const cities = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<
-    string,
-    { name: string; boundary?: string }
-  >;
   const out: CoverageArea[] = [];
-  for (const [id, c] of Object.entries(cities)) {
+  for (const [id, c] of Object.entries(cityList())) {
     if (!c.boundary) continue;
     const b = path.join(sharedDataDir, c.boundary);
     if (!fs.existsSync(b)) continue;

@@ -1,11 +1,18 @@
 // Planning a route for the API: which city, which regime (day or night), the departure's avoidance
-// windows, the engine's route and guidance, and the disruptions near it. Shared by directions v2,
-// the deprecated v1 and (later) multi-modal.
+// windows, the engine's route and guidance, the snap radius (routing/snapping.ts) and the
+// disruptions near it. Shared by directions v2, the deprecated v1 and (later) multi-modal.
 import type { RouteInput, RouteJsonOutput } from '../../../addon/index.js';
 import type { Disruption, Repositories } from '../db/repositories.js';
 import { HttpError } from '../errors.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
 import { contains } from './coverage.js';
+import {
+  checkSnapRadius,
+  noRouteWaypoints,
+  type SnappedPoint,
+  type SnapRule,
+  wouldSnap,
+} from './snapping.js';
 import { type Departure, departureIn, isNight, localDate, localMinutes } from './time.js';
 
 export type Mode = 'cycling' | 'walking';
@@ -37,8 +44,13 @@ export interface PlanExtras {
 export interface PlannedRoute {
   city: LoadedCity;
   nighttime: boolean;
-  /** The engine's answer: the v2 `route` object as JSON and what goes beside it. */
+  /**
+   * The engine's answer: the v2 `route` object as JSON and what goes beside it; null when no route
+   * exists, or a waypoint snapped beyond the snap radius.
+   */
   output: RouteJsonOutput | null;
+  /** The snapped waypoints: the route's, or where each point would have snapped (empty when one cannot). */
+  waypoints: SnappedPoint[];
   /** Disruptions near a cycling route (absent when none apply, and on walking). */
   disruptions?: ApiDisruption[];
 }
@@ -68,6 +80,8 @@ export function cityFor(engine: EngineService, points: [number, number][]): Load
 /** A request resolved against its city, before routing. */
 export interface Prepared {
   city: LoadedCity;
+  /** The snap radius and where to note waypoints outside the city's data. */
+  rule: SnapRule;
   departure: Departure;
   nighttime: boolean;
   /** The city's disruptions in force at the departure (cycling), not yet matched to the route. */
@@ -86,6 +100,7 @@ export function prepare(engine: EngineService, repos: Repositories, req: PlanReq
   const nighttime = cycling && city.hasLightingData && (req.nighttime ?? isNight(departure, lon, lat));
   return {
     city,
+    rule: engine,
     departure,
     nighttime,
     candidates: cycling ? disruptionsInForce(repos, city.id, departure) : [],
@@ -112,7 +127,7 @@ export function plan(
 
 /** Routes a prepared request (see `plan`). */
 export async function planPrepared(prepared: Prepared, extras: PlanExtras = {}): Promise<PlannedRoute> {
-  const { city, nighttime, candidates, input } = prepared;
+  const { city, rule, nighttime, candidates, input } = prepared;
   let output: RouteJsonOutput | null;
   try {
     output = await city.engine.routeJson({
@@ -124,22 +139,56 @@ export async function planPrepared(prepared: Prepared, extras: PlanExtras = {}):
   } catch (err) {
     throw new HttpError(400, (err as Error).message);
   }
+  if (!output || !checkSnapRadius(rule.snapRadiusM, input.coordinates, output.waypoints).within) {
+    const snapped = output?.waypoints ?? (await wouldSnap(city, input.coordinates, profileOf(input)));
+    const waypoints = noRouteWaypoints(rule, city, input.coordinates, snapped);
+    return { city, nighttime, output: null, waypoints };
+  }
   const disruptions =
-    output?.geometry && candidates.length > 0 ? near(candidates, output.geometry) : undefined;
-  return { city, nighttime, output, disruptions };
+    output.geometry && candidates.length > 0 ? near(candidates, output.geometry) : undefined;
+  const waypoints = output.waypoints.map((w) => ({ name: w.name, location: w.location }));
+  return { city, nighttime, output, waypoints, disruptions };
 }
+
+const profileOf = (input: RouteInput) => (input.profile === 'walking' ? 'walking' : 'cycling');
+
+const WAYPOINTS_KEY = Buffer.from('"waypoints":');
 
 /**
  * Routes a prepared request into a whole directions v2 body written by the engine: the route
- * object and the waypoints, then `tail` (the remaining members and the closing brace). `null`
- * when no route exists.
+ * object and the waypoints, then `tail` (the remaining members and the closing brace). `body` is
+ * null when no route exists or a waypoint snapped beyond the snap radius; `waypoints` are then the
+ * ones to report.
  */
-export async function respond(prepared: Prepared, tail: string): Promise<Buffer | null> {
+export async function respond(
+  prepared: Prepared,
+  tail: string,
+): Promise<{ body: Buffer; waypoints?: undefined } | { body: null; waypoints: SnappedPoint[] }> {
+  const { city, rule, input } = prepared;
+  let body: Buffer | null;
   try {
-    return await prepared.city.engine.directionsResponse(prepared.input, tail);
+    body = await city.engine.directionsResponse(input, tail);
   } catch (err) {
     throw new HttpError(400, (err as Error).message);
   }
+  // The snapped waypoints are the member just before the tail (a name inside them is escaped, so
+  // the last unescaped key is theirs).
+  const end = body ? body.length - Buffer.byteLength(tail) : 0;
+  const at = body ? body.lastIndexOf(WAYPOINTS_KEY, end) : -1;
+  const snapped =
+    body && at >= 0
+      ? (JSON.parse(body.subarray(at + WAYPOINTS_KEY.length, end).toString('utf8')) as SnappedPoint[])
+      : null;
+  if (body && snapped && checkSnapRadius(rule.snapRadiusM, input.coordinates, snapped).within) {
+    return { body };
+  }
+  const waypoints = noRouteWaypoints(
+    rule,
+    city,
+    input.coordinates,
+    snapped ?? (await wouldSnap(city, input.coordinates, profileOf(input))),
+  );
+  return { body: null, waypoints };
 }
 
 /** Metres from a point to a polyline (local equirectangular projection; fine at city scale). */

@@ -174,10 +174,8 @@ const directionsV1: FastifyPluginAsyncZod = async (app) => {
       const disruptions = p.disruptions;
       return {
         routes,
-        waypoints: (p.output?.waypoints ?? []).map((w) => ({
-          name: w.name,
-          location: w.location,
-        })),
+        // With no route, where each point would have snapped (the snap radius, routing/snapping.ts).
+        waypoints: p.waypoints,
         code: main ? 'Ok' : 'NoRoute',
         search_id: Math.floor(Math.random() * Number.MAX_SAFE_INTEGER),
         edge_ids: p.output ? [...(p.output.arcIds ?? [])] : null,

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { planPrepared, prepare, respond } from '../../routing/directions.js';
+import type { SnappedPoint } from '../../routing/snapping.js';
 
 export const lonLat = z.tuple([
   z.number().min(-180, 'longitude must be in [-180, 180]').max(180, 'longitude must be in [-180, 180]'),
@@ -72,19 +73,21 @@ const directionsV2: FastifyPluginAsyncZod = async (app) => {
         graph_version: cycling ? city.graphVersion : null,
         sublabel: nighttime ? 'Prefers well-lit roads' : null,
       };
-      const noRoute = { route: null, waypoints: [], ...base, metadata };
+      // No route (nothing to snap to within the snap radius, or no path): 200 with the waypoints
+      // where each point would have snapped.
+      const noRoute = (waypoints: SnappedPoint[]) => ({ route: null, waypoints, ...base, metadata });
       if (prepared.candidates.length === 0) {
         // The usual case: the engine writes the whole body, the members after the waypoints
         // given to it as they will appear.
-        const body = await respond(prepared, `,${JSON.stringify({ ...base, metadata }).slice(1)}`);
-        return body ? reply.type(JSON_TYPE).send(body) : noRoute;
+        const r = await respond(prepared, `,${JSON.stringify({ ...base, metadata }).slice(1)}`);
+        return r.body ? reply.type(JSON_TYPE).send(r.body) : noRoute(r.waypoints);
       }
       // Disruptions in force: the route's geometry decides which are near it.
       const p = await planPrepared(prepared);
       const out = p.output;
-      if (!out) return noRoute;
+      if (!out) return noRoute(p.waypoints);
       const rest = JSON.stringify({
-        waypoints: out.waypoints.map((w) => ({ name: w.name, location: w.location })),
+        waypoints: p.waypoints,
         ...base,
         ...(p.disruptions ? { disruptions: p.disruptions } : {}),
         metadata,

@@ -1,11 +1,14 @@
-// GET /health/: liveness plus what a self-hoster wants to see first: versions, loaded cities, and
-// whether the server can still write (free space of the data folder, writes refused for lack of it)
-// and log (lines dropped).
+// GET /health/: liveness plus what a self-hoster wants to see first: versions, every spec city with
+// its state (loaded, no data, failed to load), the bbox of its graph's data and how much of its
+// polygon that covers, and whether the server can still write (free space of the data folder,
+// writes refused for lack of it) and log (lines dropped).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
+import type { EngineService } from '../../plugins/engine.js';
+import { cityList } from '../../routing/coverage.js';
 import { SERVER_VERSION } from '../../version.js';
 
 /** Below this much free space the store counts as full. */
@@ -18,7 +21,23 @@ const healthResponse = z.object({
   version: z.string(),
   engine_version: z.string(),
   uptime_seconds: z.number(),
-  cities: z.array(z.object({ id: z.string(), graph_version: z.string() })),
+  cities: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      state: z.enum(['loaded', 'no_data', 'failed_to_load']),
+      graph_version: z.string().nullable(),
+      data_bbox: z.array(z.number()).length(4).nullable(),
+      polygon_coverage: z
+        .object({
+          share: z.number(),
+          cell_m: z.number(),
+          polygon_cells: z.number(),
+          covered_cells: z.number(),
+        })
+        .nullable(),
+    }),
+  ),
   storage: z.object({ status: z.enum(['ok', 'full']), free_bytes: z.number().nullable() }),
   log: z.object({ dropped_lines: z.number(), last_error: z.string().nullable() }),
 });
@@ -38,6 +57,46 @@ async function freeBytes(config: Config): Promise<number | null> {
   return known.length > 0 ? Math.min(...known) : null;
 }
 
+/** Every configured city in the order of the city list, then any other graph loaded or failed. */
+function cityStates(engine: EngineService) {
+  const listed = cityList();
+  const ids = [
+    ...Object.keys(listed),
+    ...engine.cities().map((c) => c.id),
+    ...engine.failed.map((f) => f.id),
+  ];
+  return [...new Set(ids)].map((id) => {
+    const c = engine.city(id);
+    if (!c) {
+      const failed = engine.failed.some((f) => f.id === id);
+      return {
+        id,
+        name: listed[id]?.name ?? id,
+        state: failed ? ('failed_to_load' as const) : ('no_data' as const),
+        graph_version: null,
+        data_bbox: null,
+        polygon_coverage: null,
+      };
+    }
+    const m = c.dataCoverage;
+    return {
+      id,
+      name: c.name,
+      state: 'loaded' as const,
+      graph_version: c.graphVersion,
+      data_bbox: c.dataBbox,
+      polygon_coverage: m
+        ? {
+            share: m.polygon_share,
+            cell_m: m.cell_m,
+            polygon_cells: m.polygon_cells,
+            covered_cells: m.covered_cells,
+          }
+        : null,
+    };
+  });
+}
+
 const health: FastifyPluginAsyncZod<{ config: Config }> = async (app, { config }) => {
   app.get(
     '/health/',
@@ -46,7 +105,8 @@ const health: FastifyPluginAsyncZod<{ config: Config }> = async (app, { config }
       config: { access: { public: true } },
       schema: {
         tags: ['health'],
-        summary: 'Service health, versions, loaded city graphs, free space and dropped log lines',
+        summary:
+          'Service health, versions, every city with its graph state and data coverage, free space and dropped log lines',
         response: { 200: healthResponse },
       },
     },
@@ -62,7 +122,7 @@ const health: FastifyPluginAsyncZod<{ config: Config }> = async (app, { config }
         version: SERVER_VERSION,
         engine_version: app.engine.version,
         uptime_seconds: Math.round(process.uptime()),
-        cities: app.engine.cities().map((c) => ({ id: c.id, graph_version: c.graphVersion })),
+        cities: cityStates(app.engine),
         storage: { status: full ? ('full' as const) : ('ok' as const), free_bytes: free },
         log: { dropped_lines: sink?.dropped ?? 0, last_error: sink?.lastError ?? null },
       };
