@@ -5,9 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
 import { issueKey } from '../../server/src/auth/keys.js';
+import { buildGraphCommand } from '../../server/src/commands/build-graph.js';
 import type { Config } from '../../server/src/config.js';
 import { native } from '../../server/src/native.js';
 import { cityList } from '../../server/src/routing/coverage.js';
@@ -284,5 +285,40 @@ describe('GET /health/', () => {
     const stored = JSON.parse(fs.readFileSync(path.join(config.graphDir, 'nyc.coverage.json'), 'utf8'));
     expect(stored).toMatchObject({ graph_version: app.engine.city('nyc')?.graphVersion, cell_m: 250 });
     expect(stored.covered_cells).toBeGreaterThan(100);
+  });
+});
+
+describe('quietway build-graph', () => {
+  it('--defaults builds a city from data/osm/<city>/ and ends with its polygon coverage', async () => {
+    const own = testConfig();
+    fs.mkdirSync(path.join(own.osmDir, 'los-angeles'), { recursive: true });
+    fs.symlinkSync(osm('la-ucla-westwood.osm.pbf'), path.join(own.osmDir, 'los-angeles', 'westwood.osm.pbf'));
+    const lines: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line));
+    try {
+      expect(await buildGraphCommand(own, ['--defaults'])).toBe(0);
+    } finally {
+      log.mockRestore();
+    }
+    // Only the city with extracts of its own is built once any city has some.
+    expect(fs.readdirSync(own.graphDir).filter((f) => f.endsWith('.qwg'))).toEqual(['los-angeles.qwg']);
+    const stored = JSON.parse(fs.readFileSync(path.join(own.graphDir, 'los-angeles.coverage.json'), 'utf8'));
+    expect(stored.polygon_share).toBeGreaterThan(0);
+    expect(lines.join('\n')).toMatch(/polygon covered +0\.\d+ % of Los Angeles's polygon/);
+  });
+
+  it('adds the coverage to the JSON summary of a single build', async () => {
+    const own = testConfig();
+    const summary = path.join(own.dataDir, 'summary.json');
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      const argv = ['--city', 'sf-bay-area', '--osm', osm('west-oakland.osm.bz2'), '--summary-json', summary];
+      expect(await buildGraphCommand(own, [...argv, '--quiet'])).toBe(0);
+    } finally {
+      log.mockRestore();
+    }
+    const json = JSON.parse(fs.readFileSync(summary, 'utf8'));
+    expect(json.city).toBe('sf-bay-area');
+    expect(json.polygon_coverage).toMatchObject({ cell_m: 250, graph_version: json.graph_version });
   });
 });

@@ -17,6 +17,8 @@ const USAGE = `Usage:
 
 --defaults builds every city with extracts in <data>/osm/<city>/ (or <data>/osm/<city>.osm.pbf);
 where <data>/osm/ holds none, the sample extracts in the shared data folder are used.
+Each build ends with the bbox of the graph's data and how much of the city's polygon it covers
+(stored beside the graph as <city>.coverage.json, shown by /health/).
 --missing-only (with --defaults) skips cities whose graph is already built.
 --out and --shared-data default to <data>/graphs (QUIETWAY_DATA_DIR) and QUIETWAY_SHARED_DATA_DIR.`;
 
@@ -35,7 +37,7 @@ function runPipeline(args: string[]): number {
  * The build summary's last lines: the bbox of the graph's data and how much of the city's polygon
  * it covers, measured on the graph just written and stored beside it for /health/.
  */
-async function reportCoverage(graphFile: string): Promise<void> {
+async function reportCoverage(graphFile: string, summaryJson: string | undefined): Promise<void> {
   try {
     const engine = await native().loadCity(graphFile);
     const s = engine.stats();
@@ -44,6 +46,11 @@ async function reportCoverage(graphFile: string): Promise<void> {
     );
     const m = await measureDataCoverage(engine, areas);
     const stored = writeDataCoverage(graphFile, m);
+    if (summaryJson && fs.existsSync(summaryJson)) {
+      // The pipeline's JSON summary gets the same figures.
+      const summary = JSON.parse(fs.readFileSync(summaryJson, 'utf8')) as Record<string, unknown>;
+      fs.writeFileSync(summaryJson, JSON.stringify({ ...summary, polygon_coverage: m }, null, 2));
+    }
     const bbox = m.data_bbox.map((v) => v.toFixed(4)).join(', ');
     console.log(`  data bbox           [${bbox}]`);
     console.log(
@@ -54,22 +61,16 @@ async function reportCoverage(graphFile: string): Promise<void> {
   }
 }
 
-/** The graph file a pipeline run writes, from its arguments. */
-function graphFileOf(args: string[]): string | null {
+/** Runs the pipeline, then reports the coverage of the graph it wrote. */
+async function buildOne(args: string[]): Promise<number> {
   const value = (flag: string) => {
     const i = args.indexOf(flag);
     return i >= 0 ? args[i + 1] : undefined;
   };
-  const city = value('--city');
-  const out = value('--out');
-  return city && out && !args.includes('--places-only') ? path.join(out, `${city}.qwg`) : null;
-}
-
-/** Runs the pipeline, then reports the coverage of the graph it wrote. */
-async function buildOne(args: string[]): Promise<number> {
   const status = runPipeline(args);
-  const file = graphFileOf(args);
-  if (status === 0 && file && fs.existsSync(file)) await reportCoverage(file);
+  const [city, out] = [value('--city'), value('--out')];
+  const file = city && out && !args.includes('--places-only') ? path.join(out, `${city}.qwg`) : null;
+  if (status === 0 && file && fs.existsSync(file)) await reportCoverage(file, value('--summary-json'));
   return status;
 }
 
