@@ -136,6 +136,7 @@ describe('New York City: the East Village hole of the sample extract', () => {
       const body = res.json();
       expect(body.route).toBeNull();
       expect(body.waypoints).toHaveLength(2);
+      expect(Object.keys(body.waypoints[0]).sort()).toEqual(['location', 'name']);
       const [far, near] = body.waypoints.map((w: { location: number[] }, i: number) =>
         haversineMeters(HOLE_TO_UNION_SQUARE[i] as number[], w.location),
       );

@@ -85,5 +85,6 @@ export function noRouteWaypoints(
       `no route: a waypoint inside ${city.name}'s coverage lies outside the data its graph holds (no routable way within ${rule.snapRadiusM} m)`,
     );
   }
-  return snapped.every((s) => s !== null) ? (snapped as SnappedPoint[]) : [];
+  const all = snapped.every((s) => s !== null);
+  return all ? snapped.map((s) => ({ name: s?.name ?? '', location: s?.location ?? [] })) : [];
 }
