@@ -75,7 +75,8 @@ export function noRouteWaypoints(
     rule.log.info(
       {
         city: city.id,
-        coordinates: requested,
+        // To about 100 m: enough to see where the data ends, no more of the rider's trip.
+        coordinates: requested.map((p) => p.map((v) => Math.round(v * 1000) / 1000)),
         snapDistancesM: distances.map((d) => (d === null ? null : Math.round(d))),
         snapRadiusM: rule.snapRadiusM,
         outsideDataBbox: requested.some(([x = 0, y = 0]) => x < minX || x > maxX || y < minY || y > maxY),
