@@ -188,3 +188,43 @@ export async function vectorTile(
   const tile = index.getTile(z, x, y) ?? { features: [] };
   return fromGeojsonVt({ roads: tile }, { version: 2 });
 }
+
+/** A disruption in force now, as the public map shows it (the spec's Disruption fields). */
+export interface MapDisruption {
+  id: string;
+  source: string;
+  name: string;
+  notes: string;
+  severity: 'avoid' | 'closed';
+  location: [number, number];
+  start_date: string;
+  start_minute: number;
+  end_date: string;
+  end_minute: number;
+  way_ids: number[];
+}
+
+/** The disruptions of a city in force now (the same ones `overlays` lays over the roads). */
+export function disruptionsNow(repos: Repositories, city: LoadedCity): MapDisruption[] {
+  const now = nowLocal(city.timezone);
+  return repos.disruptions
+    .current(city.id, todayLocal(city.timezone, -1))
+    .filter((d) => {
+      const start = localMinutesOf(`${d.startDate}T00:00`) + d.startMinute;
+      const end = localMinutesOf(`${d.endDate}T00:00`) + d.endMinute;
+      return start <= now && now < end;
+    })
+    .map((d) => ({
+      id: d.id,
+      source: d.source,
+      name: d.name,
+      notes: d.notes,
+      severity: d.severity,
+      location: d.location,
+      start_date: d.startDate,
+      start_minute: d.startMinute,
+      end_date: d.endDate,
+      end_minute: d.endMinute,
+      way_ids: d.wayIds,
+    }));
+}
