@@ -25,22 +25,44 @@ export interface City {
 export const ATTRIBUTION =
   '© <a href="https://www.openstreetmap.org/copyright" rel="noreferrer">OpenStreetMap</a> contributors (ODbL)';
 
-/** The five API safety classes, safest first, with Okabe–Ito colours and line widths (a second cue). */
+/**
+ * The five API safety classes (docs/safety-rules.md), safest first, with Okabe–Ito colours and line
+ * widths (a second cue besides colour).
+ */
 export const CLASSES = [
-  { id: 'cycleway', label: 'Cycleway', colour: '#0072B2', width: 3 },
-  { id: 'quiet', label: 'Quiet street', colour: '#56B4E9', width: 2.5 },
-  { id: 'shared', label: 'Shared path', colour: '#009E73', width: 2.5 },
-  { id: 'moderate', label: 'Busy', colour: '#E69F00', width: 3 },
-  { id: 'busy', label: 'Very busy', colour: '#D55E00', width: 4 },
+  {
+    id: 'cycleway',
+    label: 'Cycleway',
+    legend: 'Cycleway (quiet, on a signed route)',
+    colour: '#0072B2',
+    width: 3,
+  },
+  { id: 'quiet', label: 'Quiet', legend: 'Quiet street, lane or path', colour: '#56B4E9', width: 2.5 },
+  {
+    id: 'shared',
+    label: 'Shared or walked',
+    legend: 'Shared with walkers, or walk your bike',
+    colour: '#009E73',
+    width: 1.6,
+  },
+  { id: 'moderate', label: 'Moderate', legend: 'Moderate traffic', colour: '#E69F00', width: 3 },
+  { id: 'busy', label: 'Busy', legend: 'Busy or very busy', colour: '#D55E00', width: 4 },
 ] as const;
 export const classLabel = (id: string) => CLASSES.find((c) => c.id === id)?.label ?? id;
 export const classColour = (id: string) => CLASSES.find((c) => c.id === id)?.colour ?? '#777777';
 
 const rank = (prop: string): ExpressionSpecification =>
   ['match', ['get', prop], ...CLASSES.flatMap((c, i) => [c.id, i]), 0] as unknown as ExpressionSpecification;
-/** A stretch is shown by the worse of its two directions. */
+/**
+ * The class a stretch is drawn in: the worse of its two directions, except that `shared` on one side
+ * only is the pushed direction of a one-way street (or a pavement), so the ridden side's class counts.
+ */
 export const worseClass: ExpressionSpecification = [
   'case',
+  ['==', ['get', 'class'], 'shared'],
+  ['get', 'class_backward'],
+  ['==', ['get', 'class_backward'], 'shared'],
+  ['get', 'class'],
   ['>', rank('class_backward'), rank('class')],
   ['get', 'class_backward'],
   ['get', 'class'],

@@ -47,7 +47,7 @@ const layers: LayerSpecification[] = [
     'source-layer': 'roads',
     filter: ['==', ['get', 'lit'], true],
     layout: { visibility: 'none', 'line-cap': 'round' },
-    paint: { 'line-color': LIT, 'line-width': classWidth(3), 'line-opacity': 0.55 },
+    paint: { 'line-color': LIT, 'line-width': classWidth(2.4), 'line-opacity': 0.45 },
   },
   {
     id: 'no-bikes',
@@ -174,7 +174,7 @@ function roadDetails(p: Record<string, unknown>, disruptions: Map<string, Disrup
 
 function legend(): void {
   const ul = byId('legend');
-  for (const c of CLASSES) ul.append(el('li', {}, swatch(c.colour), c.label));
+  for (const c of CLASSES) ul.append(el('li', {}, swatch(c.colour), c.legend));
   ul.append(
     el('li', {}, swatch('#56B4E9', 'outlined'), 'Signed cycle route (outlined)'),
     el('li', {}, swatch('#8a8a8a', 'dashed'), 'No bicycles'),
@@ -243,10 +243,11 @@ async function main(): Promise<void> {
       map.setLayoutProperty('lit-glow', 'visibility', on ? 'visible' : 'none');
       map.setPaintProperty('roads', 'line-opacity', on ? ['case', ['==', ['get', 'lit'], true], 1, 0.4] : 1);
     });
-    const popup = new Popup({ closeButton: true, maxWidth: '300px' });
+    // Replaced on every click (closeOnClick would close the one just moved to the new point).
+    const popup = new Popup({ closeButton: true, closeOnClick: false, maxWidth: '300px' });
     const clickable = ['disruption-pins', 'changes', 'signed-routes', 'roads', 'no-bikes'];
-    map.on('click', (e) => {
-      const { x, y } = e.point;
+    /** Details of what is drawn at a point of the map (a pin first, then a change, then the road). */
+    const detailsAt = (x: number, y: number): boolean => {
       const hits: MapGeoJSONFeature[] = map.queryRenderedFeatures(
         [
           [x - 6, y - 6],
@@ -255,14 +256,28 @@ async function main(): Promise<void> {
         { layers: clickable.filter((l) => map.getLayer(l)) },
       );
       const hit = hits[0];
-      if (!hit) return;
+      if (!hit) {
+        popup.remove();
+        return false;
+      }
       const p = hit.properties;
-      const card =
-        hit.layer.id === 'disruption-pins'
-          ? disruptionDetails(disruptions.get(String(p.id)) as Disruption)
-          : roadDetails(p, disruptions);
+      const d = hit.layer.id === 'disruption-pins' ? disruptions.get(String(p.id)) : undefined;
+      const card = d ? disruptionDetails(d) : roadDetails(p, disruptions);
       byId('details').replaceChildren(card);
-      popup.setLngLat(e.lngLat).setDOMContent(card.cloneNode(true)).addTo(map);
+      popup
+        .setLngLat(map.unproject([x, y]))
+        .setDOMContent(card.cloneNode(true))
+        .addTo(map);
+      return true;
+    };
+    map.on('click', (e) => {
+      detailsAt(e.point.x, e.point.y);
+    });
+    // Keyboard: pan with the arrow keys, then ask for what is under the centre.
+    byId('centre-details').addEventListener('click', () => {
+      const c = map.getCanvas();
+      if (!detailsAt(c.clientWidth / 2, c.clientHeight / 2))
+        byId('details').replaceChildren(el('p', { class: 'hint' }, 'No road at the map centre.'));
     });
     for (const l of clickable) {
       map.on('mouseenter', l, () => {

@@ -442,11 +442,18 @@ function drawRoutes(): void {
     for (const c of route?.geometry.coordinates ?? []) bounds.extend(c);
     map.setPaintProperty(`route-${k.key}`, 'line-width', k.key === chosen ? 7 : 4.5);
   }
+  for (const w of waypoints) if (w.at) bounds.extend(w.at);
   // The chosen route on top.
   map.moveLayer(`route-${chosen}`, 'step');
   setLine('step', null);
   if (!bounds.isEmpty()) map.fitBounds(bounds, { padding: 50, maxZoom: 17, duration: 300 });
 }
+
+const sameRoads = (a: Route, b: Route) =>
+  a.geometry.coordinates.length === b.geometry.coordinates.length &&
+  a.geometry.coordinates.every(
+    (c, i) => c[0] === b.geometry.coordinates[i]?.[0] && c[1] === b.geometry.coordinates[i]?.[1],
+  );
 
 /** Metres per safety class, from the steps (each step counts for the class covering most of it). */
 function metresPerClass(route: Route): Map<string, number> {
@@ -485,6 +492,15 @@ function routeCard(kind: (typeof KINDS)[number], d: Directions): HTMLElement {
     return card;
   }
   if (d.sublabel) card.append(el('p', { class: 'hint' }, d.sublabel));
+  const other = results[kind.key === 'safe' ? 'direct' : 'safe']?.route;
+  if (kind.key === 'direct' && other && sameRoads(route, other))
+    card.append(
+      el(
+        'p',
+        { class: 'hint same' },
+        'The same roads as SuperSafe: the most direct route is also the quietest.',
+      ),
+    );
   const dl = el('dl', { class: 'summary' });
   for (const [k, v] of [
     ['Distance', km(route.distance)],
