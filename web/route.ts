@@ -43,6 +43,7 @@ interface Route {
 }
 interface Directions {
   route: Route | null;
+  waypoints: { name: string; location: LonLat }[];
   sublabel: string | null;
   metadata: { nighttime?: boolean; supersafe?: boolean };
   disruptions?: { id: string; name: string; severity: string; status: string; notes: string }[];
@@ -414,6 +415,7 @@ function clearRoutes(): void {
   for (const k of KINDS) setLine(`route-${k.key}`, null);
   setLine('step', null);
   setLine('option', null);
+  setLine('snaps', null);
   byId('results').hidden = true;
   byId('gpx-row').hidden = true;
   byId('explanation').hidden = true;
@@ -423,7 +425,12 @@ function clearRoutes(): void {
 function setLine(source: string, coordinates: LonLat[] | LonLat[][] | null): void {
   const src = map.getSource(source) as GeoJSONSource | undefined;
   if (!src) return;
-  const lines = coordinates === null ? [] : Array.isArray(coordinates[0]?.[0]) ? coordinates : [coordinates];
+  const lines =
+    coordinates === null || coordinates.length === 0
+      ? []
+      : Array.isArray(coordinates[0]?.[0])
+        ? coordinates
+        : [coordinates];
   src.setData({
     type: 'FeatureCollection',
     features: (lines as LonLat[][]).map((c) => ({
@@ -443,6 +450,15 @@ function drawRoutes(): void {
     map.setPaintProperty(`route-${k.key}`, 'line-width', k.key === chosen ? 7 : 4.5);
   }
   for (const w of waypoints) if (w.at) bounds.extend(w.at);
+  // Where each waypoint joined the network: a dotted line from the pin to its snapped position.
+  const snapped = results.safe?.waypoints ?? [];
+  setLine(
+    'snaps',
+    waypoints.flatMap((w, i) => {
+      const s = snapped[i]?.location;
+      return w.at && s ? [[w.at, s]] : [];
+    }),
+  );
   // The chosen route on top.
   map.moveLayer(`route-${chosen}`, 'step');
   setLine('step', null);
@@ -712,8 +728,14 @@ async function main(): Promise<void> {
     map = makeMap('map', city, roadsStyle(city, baseLayers, '#f4f3ee'));
     waypoints.push({ at: null, label: '', marker: null }, { at: null, label: '', marker: null });
     map.on('load', () => {
-      for (const s of ['route-safe', 'route-direct', 'step', 'option'])
+      for (const s of ['snaps', 'route-safe', 'route-direct', 'step', 'option'])
         map.addSource(s, { type: 'geojson', data: { type: 'FeatureCollection', features: [] } });
+      map.addLayer({
+        id: 'snaps',
+        type: 'line',
+        source: 'snaps',
+        paint: { 'line-color': '#1d2430', 'line-width': 1.5, 'line-dasharray': [1, 2] },
+      });
       map.addLayer({
         id: 'option',
         type: 'line',
@@ -741,6 +763,8 @@ async function main(): Promise<void> {
       });
       renderWaypoints();
       map.on('click', (e) => {
+        // A click on a waypoint's pin (or the end of dragging one) is not a new waypoint.
+        if ((e.originalEvent.target as Element | null)?.closest('.maplibregl-marker')) return;
         if (!session) return status('Sign in to plan routes.');
         clickAt([e.lngLat.lng, e.lngLat.lat]);
       });

@@ -21,7 +21,7 @@ const SHOTS = path.join(PROJECT_ROOT, 'build', 'screenshots');
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 /** Around City Hall Park and the Financial District: streets on every side. */
-const VIEW = '#16/40.7105/-74.0075';
+const VIEW = '#16/40.7115/-74.0075';
 const RIDER = { email: 'rider@example.org', password: 'long enough pw', name: 'Rosa' };
 
 let app: FastifyInstance;
