@@ -163,7 +163,10 @@ function roadDetails(p: Record<string, unknown>, disruptions: Map<string, Disrup
       `${CHANGE[String(p.change)] ?? String(p.change)}${p.factor ? ` (× ${Number(p.factor).toFixed(1)})` : ''}`,
     ]);
   if (p.avoidance)
-    rows.push(['Now', p.avoidance === 'closed' ? 'Closed for a time window' : 'Avoided for a time window']);
+    rows.push([
+      'Now',
+      `${p.avoidance === 'closed' ? 'Closed' : 'Avoided'}${p.window ? ` (${String(p.window)})` : p.disruption ? ' (disruption below)' : ''}`,
+    ]);
   const dl = el('dl');
   for (const [k, v] of rows) dl.append(el('dt', {}, k), el('dd', {}, v));
   const card = el('div', { class: 'card' }, el('h3', {}, name), dl);

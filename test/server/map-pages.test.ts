@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
 import { PROJECT_ROOT } from '../../server/src/config.js';
 import { todayLocal } from '../../server/src/reports/changes.js';
+import { describeWindow } from '../../server/src/reports/safety-map.js';
 import { ensureChromium } from '../chromium.js';
 import { buildGraph, SHARED_DATA, testConfig } from '../helpers.js';
 
@@ -23,6 +24,8 @@ const PHONE = { width: 390, height: 844 };
 /** Around City Hall Park and the Financial District: streets on every side. */
 const VIEW = '#16/40.7115/-74.0075';
 const RIDER = { email: 'rider@example.org', password: 'long enough pw', name: 'Rosa' };
+const ADMIN = { email: 'admin@example.org', password: 'long enough pw', name: 'Ada' };
+let windowStreet: { name: string; wayId: number; at: [number, number] };
 
 let app: FastifyInstance;
 let browser: Browser;
@@ -134,8 +137,59 @@ beforeAll(async () => {
     wayIds: [...new Set(ways.map((w) => w.wayId))],
     ...disruption,
   });
+  // An accepted weekly avoidance window in force all day on another street.
+  const street = (await city.engine.roads([-74.0095, 40.7105, -74.0055, 40.7125])).find(
+    (s) =>
+      s.name && !['Ann Street', 'Broadway'].includes(s.name) && s.length > 60 && s.forwardBike === 'ride',
+  );
+  if (!street) throw new Error('no street for the window');
+  windowStreet = { name: street.name as string, wayId: street.wayId, at: midpoint(street.geometry) };
+  const admin = await app.inject({ method: 'POST', url: '/auth/v1/signup', payload: ADMIN });
+  app.repos.users.setRole(ADMIN.email, 'admin');
+  const made = await app.inject({
+    method: 'POST',
+    url: '/api/admin/changes/',
+    headers: { authorization: `Bearer ${admin.json().access_token}` },
+    payload: {
+      city: 'nyc',
+      change: {
+        kind: 'window',
+        way_ids: [street.wayId],
+        severity: 'avoid',
+        schedule: {
+          kind: 'weekly',
+          weekdays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+          start_minute: 0,
+          end_minute: 1440,
+        },
+        name: 'Play street',
+        notes: 'Children playing',
+      },
+    },
+  });
+  expect(made.statusCode, made.body).toBe(201);
   browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
 }, 180_000);
+
+/** The middle of the longest segment of a flat [lon, lat, …] line. */
+function midpoint(g: Float64Array): [number, number] {
+  let best: [number, number] = [g[0] as number, g[1] as number];
+  let longest = -1;
+  for (let i = 0; i + 3 < g.length; i += 2) {
+    const len = Math.hypot(
+      (g[i + 2] as number) - (g[i] as number),
+      (g[i + 3] as number) - (g[i + 1] as number),
+    );
+    if (len > longest) {
+      longest = len;
+      best = [
+        ((g[i] as number) + (g[i + 2] as number)) / 2,
+        ((g[i + 1] as number) + (g[i + 3] as number)) / 2,
+      ];
+    }
+  }
+  return best;
+}
 
 afterAll(async () => {
   await browser?.close();
@@ -174,6 +228,17 @@ describe('map pages', () => {
     ]);
     expect((await app.inject({ method: 'GET', url: '/safety-map/atlantis/disruptions/' })).statusCode).toBe(
       404,
+    );
+    const schedule = (weekdays: string[], start_minute: number, end_minute: number) => ({
+      name: '',
+      notes: '',
+      schedule: { weekdays, start_minute, end_minute },
+    });
+    expect(describeWindow(schedule(['fri', 'mon', 'tue', 'wed', 'thu'], 450, 540))).toBe(
+      'Time window: Mon–Fri 07:30–09:00',
+    );
+    expect(describeWindow(schedule(['sat', 'sun', 'wed'], 1320, 360))).toBe(
+      'Time window: Wed, Sat, Sun 22:00–06:00',
     );
   });
 
@@ -242,6 +307,13 @@ describe('map pages', () => {
           ).document;
           doc.getElementById('details').textContent = '';
         });
+        // The street under an accepted weekly window: its schedule in words.
+        const w = await pointOf(page, windowStreet.at);
+        await page.mouse.click(w.x, w.y);
+        await expect
+          .poll(() => page.textContent('#details'))
+          .toContain('Play street: daily 00:00–24:00 (Children playing)');
+        expect(await page.textContent('#details')).toContain(windowStreet.name);
         // By keyboard: the map centred on Broadway (as arrow keys would pan it), then the button.
         await page.evaluate(
           (c) =>
