@@ -35,10 +35,13 @@ const disruption = { name: 'Ann Street', notes: 'Water main works, one lane clos
 let pin: [number, number];
 /** Every request any page made that left 127.0.0.1 (http, https, ws) or used another scheme. */
 const outside: string[] = [];
+/** Every request seen (tiles come from MapLibre's worker: seeing them shows worker traffic is watched). */
+const seen: string[] = [];
 
 async function context(viewport: { width: number; height: number }): Promise<BrowserContext> {
   const ctx = await browser.newContext({ viewport, acceptDownloads: true });
   ctx.on('request', (r) => {
+    seen.push(r.url());
     const u = new URL(r.url());
     const local = ['http:', 'https:', 'ws:', 'wss:'].includes(u.protocol) && u.hostname === '127.0.0.1';
     // A GPX download is a blob: of the page's own making; nothing else is expected.
@@ -337,6 +340,7 @@ describe('map pages', () => {
       expect(errors).toEqual([]);
       await ctx.close();
     }
+    expect(seen.some((u) => u.startsWith(`${base}/safety-map/nyc/tiles/`))).toBe(true);
     expect(outside).toEqual([]);
   }, 120_000);
 
