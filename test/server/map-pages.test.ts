@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -221,6 +222,20 @@ describe('map pages', () => {
     expect((await app.inject({ method: 'GET', url: '/map/assets/maplibre-gl-worker.mjs' })).statusCode).toBe(
       200,
     );
+    // Compressed copies made at build time, for browsers that take them.
+    for (const [encoding, inflate] of [
+      ['br', zlib.brotliDecompressSync],
+      ['gzip', zlib.gunzipSync],
+    ] as const) {
+      const packed = await app.inject({
+        method: 'GET',
+        url: '/map/assets/route.js',
+        headers: { 'accept-encoding': `${encoding}, deflate` },
+      });
+      expect(packed.headers['content-encoding']).toBe(encoding);
+      expect(packed.headers.vary).toBe('Accept-Encoding');
+      expect(inflate(packed.rawPayload).toString()).toBe(js.body);
+    }
     for (const url of ['/map/assets/nope.js', '/map/assets/..%2Fpackage.json', '/map/assets/map.html']) {
       expect((await app.inject({ method: 'GET', url })).statusCode, url).toBeGreaterThanOrEqual(400);
     }

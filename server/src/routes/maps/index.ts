@@ -21,6 +21,10 @@ const TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 const page = { access: { public: true } };
+const PRECOMPRESSED = [
+  { name: 'br', ext: '.br', accepted: /\bbr\b/ },
+  { name: 'gzip', ext: '.gz', accepted: /\bgzip\b/ },
+];
 
 async function readBuilt(file: string): Promise<{ body: Buffer; etag: string }> {
   const full = path.join(WEB_BUILD, file);
@@ -64,9 +68,19 @@ const mapRoutes: FastifyPluginAsyncZod = async (app) => {
       const { file } = request.params;
       const type = TYPES[path.extname(file)];
       if (!type) throw new HttpError(404, 'Unknown endpoint or API version');
-      const { body, etag } = await readBuilt(file);
-      reply.header('ETag', etag).header('Cache-Control', 'no-cache').header('Content-Security-Policy', CSP);
+      // A compressed copy made at build time, when the browser takes it.
+      const accepts = String(request.headers['accept-encoding'] ?? '');
+      const encoding = PRECOMPRESSED.find(
+        (e) => e.accepted.test(accepts) && fs.existsSync(path.join(WEB_BUILD, `${file}${e.ext}`)),
+      );
+      const { body, etag } = await readBuilt(encoding ? `${file}${encoding.ext}` : file);
+      reply
+        .header('ETag', etag)
+        .header('Cache-Control', 'no-cache')
+        .header('Vary', 'Accept-Encoding')
+        .header('Content-Security-Policy', CSP);
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      if (encoding) reply.header('Content-Encoding', encoding.name);
       return reply.type(type).send(body);
     },
   );
