@@ -3,7 +3,7 @@
 // zooms the map to it), departure time and the night override, the explanation sentence and the
 // bike-share options where this server offers them, and a GPX download of the chosen route. It signs
 // the rider in with the password grant: routing and place search need a session (decisions.md).
-import type { LayerSpecification } from '@maplibre/maplibre-gl-style-spec';
+import type { ExpressionSpecification, LayerSpecification } from '@maplibre/maplibre-gl-style-spec';
 import type { GeoJSONSource, Map as MapLibreMap } from 'maplibre-gl';
 import { LngLatBounds, Marker } from 'maplibre-gl';
 import {
@@ -11,6 +11,7 @@ import {
   type City,
   CLASSES,
   classColour,
+  classColourExpr,
   classLabel,
   classWidthExpr,
   el,
@@ -65,6 +66,7 @@ const KINDS = [
 ] as const;
 type Kind = (typeof KINDS)[number]['key'];
 
+const GREY_ROADS: ExpressionSpecification = ['case', ['==', ['get', 'bike'], 'none'], '#d2d2cc', '#b9bcc2'];
 const baseLayers: LayerSpecification[] = [
   {
     id: 'roads',
@@ -72,10 +74,7 @@ const baseLayers: LayerSpecification[] = [
     source: 'roads',
     'source-layer': 'roads',
     layout: { 'line-cap': 'round', 'line-join': 'round' },
-    paint: {
-      'line-color': ['case', ['==', ['get', 'bike'], 'none'], '#d2d2cc', '#b9bcc2'],
-      'line-width': classWidthExpr,
-    },
+    paint: { 'line-color': GREY_ROADS, 'line-width': classWidthExpr },
   },
 ];
 
@@ -801,6 +800,12 @@ async function main(): Promise<void> {
     byId('departure').addEventListener('change', scheduleRoute);
     byId('night').addEventListener('change', scheduleRoute);
     byId('gpx').addEventListener('click', downloadGpx);
+    // The base roads in grey, or in the safety map's class colours.
+    byId<HTMLInputElement>('classes').addEventListener('change', (e) => {
+      const on = (e.target as HTMLInputElement).checked;
+      map.setPaintProperty('roads', 'line-color', on ? classColourExpr : GREY_ROADS);
+      map.setPaintProperty('roads', 'line-opacity', on ? 0.55 : 1);
+    });
     (window as unknown as { quietwayMap: MapLibreMap }).quietwayMap = map;
   } catch (e) {
     status((e as Error).message);

@@ -404,6 +404,17 @@ describe('map pages', () => {
     expect(gpx).toContain('<gpx version="1.1" creator="Quietway"');
     expect(gpx.match(/<trkpt /g)?.length).toBeGreaterThan(3);
     expect(gpx.match(/<wpt /g)?.length).toBe(2);
+    // The base roads in the safety classes' colours on demand.
+    await page.check('#classes');
+    expect(
+      await page.evaluate(() =>
+        JSON.stringify(
+          (
+            globalThis as unknown as { quietwayMap: { getPaintProperty(l: string, p: string): unknown } }
+          ).quietwayMap.getPaintProperty('roads', 'line-color'),
+        ),
+      ),
+    ).toContain('#0072B2');
     // The start found by place search, by keyboard only.
     await page.fill('#wp-0', '');
     await page.focus('#wp-0');
