@@ -1,6 +1,6 @@
 // GET /safety-map/…: public safety-map data. The cities, a city's roads for a bbox as GeoJSON, vector
-// tiles (layer `roads`) and the disruptions in force. Answers may be cached for a minute, so an accepted change shows
-// within one.
+// tiles (layer `roads`) and the disruptions in force. Answers may be cached for a minute, so an
+// accepted change shows within one.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../../errors.js';
