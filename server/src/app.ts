@@ -28,6 +28,7 @@ import directionsV2 from './routes/directions/v2.js';
 import eventsRoutes from './routes/events/index.js';
 import functionsRoutes from './routes/functions/index.js';
 import healthRoutes from './routes/health/index.js';
+import mapRoutes from './routes/maps/index.js';
 import reportRoutes from './routes/reports/index.js';
 import reviewRoutes from './routes/review/index.js';
 import safetyMapRoutes from './routes/safety-map/index.js';
@@ -94,6 +95,7 @@ export async function buildApp({
   await app.register(adminDisruptionRoutes);
   await app.register(safetyMapRoutes);
   await app.register(reviewRoutes);
+  await app.register(mapRoutes);
 
   // Last: 405 and 410 answers for every path registered above.
   await app.register(fp(async (instance) => instance.finishRoutes()));

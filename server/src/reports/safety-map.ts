@@ -16,7 +16,34 @@ export interface Overlay {
   factor?: number;
   /** An avoidance window in force now: `closed` or `avoid`. */
   avoidance?: 'closed' | 'avoid';
+  /** The weekly avoidance windows in force now, in words (`School street: Mon–Fri 07:30–09:00`). */
+  window?: string;
   disruption?: string;
+}
+
+const hhmm = (m: number) =>
+  `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+const dayName = (d: string) => d.charAt(0).toUpperCase() + d.slice(1);
+
+/** A weekly window in words: its name (or "Time window"), days and hours, and notes. */
+export function describeWindow(s: {
+  name: string;
+  notes: string;
+  schedule: { weekdays: string[]; start_minute: number; end_minute: number };
+}): string {
+  const days = WEEKDAYS.flatMap((d, i) => (s.schedule.weekdays.includes(d) ? [i] : []));
+  // Runs of three or more days are written as ranges (Mon–Fri).
+  const runs: string[] = [];
+  for (let i = 0; i < days.length; ) {
+    let j = i;
+    while (j + 1 < days.length && (days[j + 1] as number) === (days[j] as number) + 1) j++;
+    const a = dayName(WEEKDAYS[days[i] as number] as string);
+    const b = dayName(WEEKDAYS[days[j] as number] as string);
+    runs.push(j - i >= 2 ? `${a}–${b}` : j > i ? `${a}, ${b}` : a);
+    i = j + 1;
+  }
+  const when = `${days.length === 7 ? 'daily' : runs.join(', ')} ${hhmm(s.schedule.start_minute)}–${hhmm(s.schedule.end_minute)}`;
+  return `${s.name || 'Time window'}: ${when}${s.notes ? ` (${s.notes})` : ''}`;
 }
 
 /** What the changes and avoidances in force now do to each way of a city. */
@@ -44,7 +71,12 @@ export function overlays(repos: Repositories, city: LoadedCity): Map<number, Ove
         o.factor = (o.factor ?? 1) * s.factor;
       }
     } else if (s.kind === 'window' && s.schedule.kind === 'weekly' && weeklyActive(s.schedule, now)) {
-      for (const w of s.way_ids) at(w).avoidance = worst(at(w).avoidance, s.severity);
+      const words = describeWindow({ name: s.name, notes: s.notes, schedule: s.schedule });
+      for (const w of s.way_ids) {
+        const o = at(w);
+        o.avoidance = worst(o.avoidance, s.severity);
+        o.window = o.window ? `${o.window}; ${words}` : words;
+      }
     }
   }
   for (const d of repos.disruptions.current(city.id, todayLocal(city.timezone, -1))) {
@@ -130,6 +162,7 @@ export async function roadFeatures(
         change: o?.change ?? null,
         factor: o?.factor ?? null,
         avoidance: o?.avoidance ?? null,
+        window: o?.window ?? null,
         disruption: o?.disruption ?? null,
       },
     };
@@ -187,4 +220,44 @@ export async function vectorTile(
   });
   const tile = index.getTile(z, x, y) ?? { features: [] };
   return fromGeojsonVt({ roads: tile }, { version: 2 });
+}
+
+/** A disruption in force now, as the public map shows it (the spec's Disruption fields). */
+export interface MapDisruption {
+  id: string;
+  source: string;
+  name: string;
+  notes: string;
+  severity: 'avoid' | 'closed';
+  location: [number, number];
+  start_date: string;
+  start_minute: number;
+  end_date: string;
+  end_minute: number;
+  way_ids: number[];
+}
+
+/** The disruptions of a city in force now (the same ones `overlays` lays over the roads). */
+export function disruptionsNow(repos: Repositories, city: LoadedCity): MapDisruption[] {
+  const now = nowLocal(city.timezone);
+  return repos.disruptions
+    .current(city.id, todayLocal(city.timezone, -1))
+    .filter((d) => {
+      const start = localMinutesOf(`${d.startDate}T00:00`) + d.startMinute;
+      const end = localMinutesOf(`${d.endDate}T00:00`) + d.endMinute;
+      return start <= now && now < end;
+    })
+    .map((d) => ({
+      id: d.id,
+      source: d.source,
+      name: d.name,
+      notes: d.notes,
+      severity: d.severity,
+      location: d.location,
+      start_date: d.startDate,
+      start_minute: d.startMinute,
+      end_date: d.endDate,
+      end_minute: d.endMinute,
+      way_ids: d.wayIds,
+    }));
 }

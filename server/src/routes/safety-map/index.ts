@@ -1,11 +1,11 @@
-// GET /safety-map/…: public safety-map data. The cities, a city's roads for a bbox as GeoJSON, and
-// vector tiles (layer `roads`). Answers may be cached for a minute, so an accepted change shows
-// within one.
+// GET /safety-map/…: public safety-map data. The cities, a city's roads for a bbox as GeoJSON, vector
+// tiles (layer `roads`) and the disruptions in force. Answers may be cached for a minute, so an
+// accepted change shows within one.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../../errors.js';
 import type { LoadedCity } from '../../plugins/engine.js';
-import { roadFeatures, vectorTile } from '../../reports/safety-map.js';
+import { disruptionsNow, roadFeatures, vectorTile } from '../../reports/safety-map.js';
 
 /** Largest bbox answered as GeoJSON, square degrees (about 5 × 5 km at mid latitudes). */
 const MAX_BBOX_DEG2 = 0.0025;
@@ -84,6 +84,23 @@ const safetyMapRoutes: FastifyPluginAsyncZod = async (app) => {
       const { features, truncated } = await roadFeatures(city, app.repos, [w, s, e, n]);
       reply.header('Cache-Control', CACHE);
       return { type: 'FeatureCollection', features, ...(truncated ? { truncated: true } : {}) };
+    },
+  );
+
+  app.get(
+    '/safety-map/:city/disruptions/',
+    {
+      config: publicMap,
+      schema: {
+        tags: ['safety-map'],
+        summary: 'A city’s disruptions in force now (roadworks, closures), with their details and ways',
+        params: z.object({ city: z.string() }),
+      },
+    },
+    async (request, reply) => {
+      const city = cityOr404(request.params.city);
+      reply.header('Cache-Control', CACHE);
+      return { disruptions: disruptionsNow(app.repos, city) };
     },
   );
 
