@@ -30,7 +30,8 @@ export type KeyDifference =
   | { kind: 'busy_street'; street: Named }
   | { kind: 'rider_report'; street: Named | null }
   | { kind: 'restricted_turn'; street: Named | null }
-  | { kind: 'cycle_route'; street: Named }
+  /** A signed cycle route (or, failing every other difference, a street) SuperSafe takes and Direct does not. */
+  | { kind: 'takes'; street: Named }
   | { kind: 'quieter' }
   | { kind: 'less_busy' };
 
@@ -38,7 +39,7 @@ export interface Comparison {
   key: KeyDifference;
   /** A street or cycle route SuperSafe takes that the direct route does not (never with a safe-side key). */
   via: Named | null;
-  /** Whole minutes SuperSafe is longer; 0 when under a minute (time is then never mentioned). */
+  /** Whole minutes SuperSafe is longer (rounded down); 0 under a minute (time is then never mentioned). */
   minutesLonger: number;
   /** A night comparison on which SuperSafe is the better-lit route. */
   betterLit: boolean;
@@ -54,9 +55,9 @@ const MIN_CHARACTER_GAIN_M = 100;
 const MIN_CLIMB_GAIN_M = 5;
 const MIN_LIT_GAIN = 0.05;
 
+/** Whole minutes SuperSafe is longer, rounded down (never overstated); 0 under a minute. */
 export function minutesLonger(safe: RouteSummary, direct: RouteSummary): number {
-  const extra = safe.seconds - direct.seconds;
-  return extra >= 60 ? Math.round(extra / 60) : 0;
+  return Math.max(0, Math.floor((safe.seconds - direct.seconds) / 60));
 }
 
 export function betterLit(night: boolean, safe: RouteSummary, direct: RouteSummary): boolean {
@@ -192,7 +193,7 @@ export function compareRoutes(
     const name = reports[0].wayIds.map((w) => direct.wayNames.get(w)).find((n) => n && !safe.streets.has(n));
     key = { kind: 'rider_report', street: name ? { name, side: 'direct' } : null };
   } else if (via?.cycleRoute) {
-    key = { kind: 'cycle_route', street: via };
+    key = { kind: 'takes', street: via };
     via = null;
   } else if (quiet(safe.summary) >= quiet(direct.summary) + MIN_CHARACTER_GAIN_M) {
     key = { kind: 'quieter' };
@@ -201,6 +202,10 @@ export function compareRoutes(
     direct.summary.character_meters.busy
   ) {
     key = { kind: 'less_busy' };
+  } else if (via && safe.summary.character_meters.busy <= direct.summary.character_meters.busy) {
+    // Only what differs, and only when SuperSafe is not the busier route.
+    key = { kind: 'takes', street: via };
+    via = null;
   }
   if (!key) return null;
   return {

@@ -72,7 +72,7 @@ function keyClauses(key: KeyDifference, s: string, withSchedule: boolean): strin
             `${s} keeps clear of a restricted turn off ${key.street.name}`,
           ]
         : [`${s} avoids a restricted turn on the direct route`];
-    case 'cycle_route':
+    case 'takes':
       return [
         `${s} follows ${key.street.name}`,
         `${s} takes ${key.street.name}`,

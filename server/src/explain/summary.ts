@@ -96,7 +96,8 @@ export function routeFacts(out: RouteOutput, label: string, night: boolean): Rou
     summary: {
       label,
       meters: Math.round(meters),
-      seconds: Math.round(seconds),
+      // Unrounded: whole minutes are counted from it.
+      seconds,
       climb_meters: Math.round(climb),
       descent_meters: Math.round(descent),
       character_meters: character,
