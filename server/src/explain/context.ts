@@ -57,7 +57,7 @@ export function parseContext(value: unknown): { context: ExplainContext } | { er
       : issue?.code === 'unrecognized_keys'
         ? `unknown field ${(issue.keys as string[]).join(', ')}`
         : (issue?.message ?? 'invalid value');
-  const field = issue?.code === 'invalid_union' ? `${where}.kind` : where;
+  const field = issue?.code === 'invalid_union' && !where.endsWith('.kind') ? `${where}.kind` : where;
   return { error: `${field}: ${message}` };
 }
 
