@@ -307,6 +307,15 @@ describe('POST /explain-supersafe/ errors and limits', () => {
     expect((await asUser()).statusCode).toBe(429);
   });
 
+  it('is in the OpenAPI document, with its context', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json();
+    const op = doc.paths['/explain-supersafe/'].post;
+    const schema = op.requestBody.content['application/json'].schema;
+    expect(schema.required).toEqual(expect.arrayContaining(['origin', 'destination']));
+    expect(Object.keys(schema.properties.context.properties)).toEqual(['safe', 'direct', 'avoided']);
+    expect(op.responses['200']).toBeDefined();
+  });
+
   it('requires credentials', async () => {
     const res = await app.inject({
       method: 'POST',

@@ -90,6 +90,10 @@ export function busiestAvoided(safe: RouteFacts, direct: RouteFacts): string | n
   return best;
 }
 
+/** Cycle route "names" that only say what the route is ("Local cycle route"): no reference to a rider. */
+const GENERIC_ROUTE =
+  /^((local|regional|national|city|london) )?(cycle|bike|bicycle) ?(route|network|path|lane)s?$/i;
+
 /**
  * What SuperSafe takes instead: the signed cycle route it rides longest that the direct route never
  * rides (the spec prefers a cycle route's name to its street's), else the street it rides longest
@@ -99,7 +103,8 @@ export function viaOf(safe: RouteFacts, direct: RouteFacts): Named | null {
   let best: Named | null = null;
   let bestM = MIN_VIA_M;
   for (const [name, m] of safe.cycleRoutes) {
-    if (direct.cycleRoutes.has(name) || direct.streets.has(name) || m < bestM) continue;
+    if (GENERIC_ROUTE.test(name) || direct.cycleRoutes.has(name) || direct.streets.has(name) || m < bestM)
+      continue;
     if (m > bestM || best === null || name < best.name) best = { name, side: 'safe', cycleRoute: true };
     bestM = m;
   }

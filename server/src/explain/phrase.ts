@@ -88,24 +88,41 @@ function keyClauses(key: KeyDifference, s: string, withSchedule: boolean): strin
   }
 }
 
-/** Optional clauses of the single sentence, most important first, each with its phrasings. */
-function extras(c: Comparison): string[][] {
-  const out: string[][] = [];
-  if (c.betterLit)
-    out.push([' on better-lit streets', ', with more of the ride lit', ' along better-lit streets']);
+/** An optional clause of the single sentence: its phrasings and where it goes in the sentence. */
+interface Extra {
+  phrasings: string[];
+  /** Position in the sentence (the street taken right after the key, lighting, time, climb). */
+  order: number;
+}
+
+/** Optional clauses, most important first (the first kept when the sentence must be short). */
+function extras(c: Comparison): Extra[] {
+  const out: Extra[] = [];
+  if (c.betterLit) {
+    out.push({
+      order: 1,
+      phrasings: [', on better-lit streets', ', with more of the ride lit', ', along better-lit streets'],
+    });
+  }
   if (c.via) {
     const y = c.via.name;
-    out.push([`, taking ${y} instead`, ` by way of ${y}`, `, following ${y} instead`, ` via ${y}`]);
+    out.push({
+      order: 0,
+      phrasings: [`, taking ${y} instead`, ` by way of ${y}`, `, following ${y} instead`, ` via ${y}`],
+    });
   }
   if (c.minutesLonger >= 1) {
     const n = c.minutesLonger;
-    out.push([
-      `, for ${plural(n, 'extra minute', 'extra minutes')}`,
-      `, at the cost of ${plural(n, 'more minute', 'more minutes')}`,
-      `, adding ${plural(n, 'minute', 'minutes')} to the ride`,
-    ]);
+    out.push({
+      order: 2,
+      phrasings: [
+        `, for ${plural(n, 'extra minute', 'extra minutes')}`,
+        `, at the cost of ${plural(n, 'more minute', 'more minutes')}`,
+        `, adding ${plural(n, 'minute', 'minutes')} to the ride`,
+      ],
+    });
   }
-  if (c.lessClimb) out.push([', with less climbing', ' with less climbing']);
+  if (c.lessClimb) out.push({ order: 3, phrasings: [', with less climbing', ' and with less climbing'] });
   return out;
 }
 
@@ -113,13 +130,11 @@ function extras(c: Comparison): string[][] {
 export function singleSentence(c: Comparison, rng: Rng = Math.random): string | null {
   const optional = extras(c);
   for (let keep = optional.length; keep >= 0; keep--) {
+    const kept = optional.slice(0, keep).sort((a, b) => a.order - b.order);
     for (let attempt = 0; attempt < 8; attempt++) {
       const text =
         pick(keyClauses(c.key, pick(SUBJECTS, rng), false), rng) +
-        optional
-          .slice(0, keep)
-          .map((p) => pick(p, rng))
-          .join('');
+        kept.map((e) => pick(e.phrasings, rng)).join('');
       if (text.length <= MAX_SINGLE) return text;
     }
   }
@@ -167,7 +182,7 @@ export function contextSentences(c: Comparison, mostlyQuiet: boolean, rng: Rng =
   if (parts.length > 0) {
     const joined = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
     seconds.push(`It ${joined}.`);
-  } else if (mostlyQuiet) {
+  } else if (mostlyQuiet && c.key.kind !== 'quieter') {
     seconds.push(
       'Most of it runs on quiet streets and cycle tracks.',
       'Most of the way is on quiet streets and cycle tracks.',

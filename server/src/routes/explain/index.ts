@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../../errors.js';
-import { parseContext } from '../../explain/context.js';
+import { contextSchema, parseContext } from '../../explain/context.js';
 import { explain } from '../../explain/explain.js';
 import { cityFor } from '../../routing/directions.js';
 import { departureIn } from '../../routing/time.js';
@@ -20,7 +20,7 @@ const body = z.object({
   destination: lonLat,
   nighttime: z.boolean().default(false),
   departure_time: departureTime.optional(),
-  context: z.record(z.string(), z.unknown()).optional(),
+  context: contextSchema.optional(),
 });
 
 const response = z.object({
