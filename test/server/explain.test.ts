@@ -7,6 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
 import { issueKey } from '../../server/src/auth/keys.js';
+import { type Comparison, compareRoutes, type KeyDifference } from '../../server/src/explain/facts.js';
+import { contextSentences, singleSentence } from '../../server/src/explain/phrase.js';
+import type { RouteFacts } from '../../server/src/explain/summary.js';
 import { buildGraph, SHARED_DATA, testConfig } from '../helpers.js';
 
 let app: FastifyInstance;
@@ -323,5 +326,139 @@ describe('POST /explain-supersafe/ errors and limits', () => {
       payload: { origin: FARRINGDON, destination: LONDON_WALL },
     });
     expect(res.statusCode).toBe(401);
+  });
+});
+
+/** A route read from hand-written arcs: `[wayId, name, class, metres, cycle routes?]`. */
+function facts(arcs: [number, string, string, number, string[]?][], seconds: number): RouteFacts {
+  const f: RouteFacts = {
+    summary: {
+      label: '',
+      meters: 0,
+      seconds,
+      climb_meters: 0,
+      descent_meters: 0,
+      character_meters: { cycleway: 0, quiet: 0, shared: 0, moderate: 0, busy: 0 },
+      lit_share: null,
+    },
+    streets: new Map(),
+    cycleRoutes: new Map(),
+    wayIds: new Set(),
+    wayNames: new Map(),
+    arcs: [],
+    geometry: [0, 0, 0.001, 0.001],
+  };
+  for (const [way, name, cls, m, routes = []] of arcs) {
+    f.summary.meters += m;
+    const k = cls === 'very_busy' ? 'busy' : (cls as keyof RouteFacts['summary']['character_meters']);
+    f.summary.character_meters[k] += m;
+    f.wayIds.add(way);
+    f.wayNames.set(way, name);
+    f.arcs.push({ arc: way * 2, distance: m });
+    const s = f.streets.get(name) ?? { name, meters: 0, busy: 0, veryBusy: 0, cycleRoutes: new Map() };
+    s.meters += m;
+    if (cls === 'busy') s.busy += m;
+    if (cls === 'very_busy') s.veryBusy += m;
+    f.streets.set(name, s);
+    for (const r of routes) f.cycleRoutes.set(r, (f.cycleRoutes.get(r) ?? 0) + m);
+  }
+  return f;
+}
+
+describe('the explanation facts and wording', () => {
+  const direct = facts(
+    [
+      [1, 'Elm Street', 'quiet', 200],
+      [2, 'Main Street', 'moderate', 300],
+      [3, 'Oak Street', 'quiet', 200],
+    ],
+    400,
+  );
+  const safe = facts(
+    [
+      [1, 'Elm Street', 'quiet', 200],
+      [4, 'Park Lane', 'moderate', 320],
+      [3, 'Oak Street', 'quiet', 200],
+    ],
+    430,
+  );
+
+  it('names an accepted rider report when no disruption or busy street makes the difference', () => {
+    const report = {
+      kind: 'rider_report' as const,
+      severity: 'avoid' as const,
+      name: '',
+      wayIds: [2],
+      location: null,
+    };
+    const c = compareRoutes(safe, direct, false, [report]);
+    expect(c?.key).toEqual({ kind: 'rider_report', street: { name: 'Main Street', side: 'direct' } });
+    // 30 s longer: no time.
+    expect(c?.minutesLonger).toBe(0);
+    for (let i = 0; i < 10; i++) {
+      const s = singleSentence(c as Comparison) as string;
+      expect(s).toMatch(/Main Street/);
+      expect(s).toMatch(/rider/);
+      expect(s).not.toMatch(/minute/);
+    }
+    // Without the report, Park Lane is only what SuperSafe takes instead (not the busier route).
+    expect(compareRoutes(safe, direct, false, [])?.key).toEqual({
+      kind: 'takes',
+      street: { name: 'Park Lane', side: 'safe' },
+    });
+  });
+
+  it('keeps every sentence within the rules, whatever the names and facts', () => {
+    let seed = 5;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const name = () => `${'Long'.repeat(1 + Math.floor(rnd() * 12))} Street`;
+    for (let i = 0; i < 2000; i++) {
+      const a = name();
+      const b = name();
+      const keys: KeyDifference[] = [
+        { kind: 'busy_street', street: { name: a, side: 'direct' } },
+        {
+          kind: 'disruption',
+          works: 'roadworks',
+          severity: 'closed',
+          street: rnd() < 0.5 ? { name: a, side: 'direct' } : null,
+          schedule: 'until 6 pm',
+        },
+        { kind: 'rider_report', street: null },
+        { kind: 'takes', street: { name: b, side: 'safe' } },
+        { kind: 'quieter' },
+      ];
+      const c: Comparison = {
+        key: keys[Math.floor(rnd() * keys.length)] as KeyDifference,
+        via: rnd() < 0.6 ? { name: b, side: 'safe' } : null,
+        minutesLonger: Math.floor(rnd() * 4),
+        betterLit: rnd() < 0.3,
+        lessClimb: rnd() < 0.2,
+        others: { busyStreets: Math.floor(rnd() * 3), turns: Math.floor(rnd() * 2), reports: 0, works: 0 },
+      };
+      const one = singleSentence(c, rnd);
+      if (one !== null) {
+        expect(one.length).toBeLessThanOrEqual(120);
+        const rest = one.replaceAll(a, '').replaceAll(b, '');
+        expect(rest).not.toMatch(/[.!?]/);
+        expect(rest).not.toMatch(/Street/);
+        expect(rest.replace(/\d+ (extra |more )?minutes?/, '')).not.toMatch(/\d/);
+        if (c.minutesLonger === 0) expect(rest).not.toMatch(/minute/);
+        if (!c.betterLit) expect(rest).not.toMatch(/\blit\b|light/);
+      }
+      const ctx = contextSentences(c, rnd() < 0.5, rnd);
+      if (ctx !== null) {
+        expect(ctx.length).toBeLessThanOrEqual(320);
+        const n = ctx
+          .replaceAll(a, 'A')
+          .replaceAll(b, 'B')
+          .split(/(?<=\.)\s+/).length;
+        expect(n).toBeGreaterThanOrEqual(2);
+        expect(n).toBeLessThanOrEqual(3);
+      }
+    }
   });
 });
