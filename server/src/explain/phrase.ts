@@ -41,9 +41,14 @@ function keyClauses(key: KeyDifference, s: string, withSchedule: boolean): strin
           : key.severity === 'closed'
             ? 'a road closure'
             : 'a disruption';
+      // The disruption leads, so a clause after the key reads as SuperSafe's way round it.
+      const them = key.works === 'roadworks' ? 'them' : 'it';
+      const mid = s.replace(/^The /, 'the ');
+      const cap = a.charAt(0).toUpperCase() + a.slice(1);
       return [
-        `${s} keeps clear of ${a} in force when you leave${when}`,
-        `${s} steers around ${a} in force at your departure time${when}`,
+        `With ${a} in force when you leave${when}, ${mid} keeps clear of ${them}`,
+        `With ${a} in force at your departure time${when}, ${mid} steers around ${them}`,
+        `${cap} ${key.works === 'roadworks' ? 'are' : 'is'} in force when you leave${when}: ${mid} keeps clear of ${them}`,
       ];
     }
     case 'busy_street': {
