@@ -43,7 +43,8 @@ const CITIES = [
 const NYC_HOLE = [-74.0035, 40.7285, -73.965, 40.7375];
 const FIXED = 'The most direct route as well as the quietest';
 // Cycle route "names" that only say what a route is ("Local cycle route") are no reference to prefer.
-const GENERIC_ROUTE = /^((local|regional|national|city|london) )?(cycle|bike|bicycle) ?(route|network|path|lane)s?$/i;
+const GENERIC_ROUTE =
+  /^((local|regional|national|city|london) )?(cycle|bike|bicycle) ?(route|network|path|lane)s?$/i;
 const DAY = '2026-11-24';
 const IN_FORCE = `${DAY}T10:00`; // the seeded disruptions run 08:00–18:00
 const NOT_IN_FORCE = `${DAY}T20:00`;
