@@ -26,6 +26,7 @@ import authRoutes from './routes/auth/index.js';
 import directionsV1 from './routes/directions/v1.js';
 import directionsV2 from './routes/directions/v2.js';
 import eventsRoutes from './routes/events/index.js';
+import explainRoutes from './routes/explain/index.js';
 import functionsRoutes from './routes/functions/index.js';
 import healthRoutes from './routes/health/index.js';
 import mapRoutes from './routes/maps/index.js';
@@ -87,6 +88,7 @@ export async function buildApp({
   await app.register(adminOAuthClientRoutes);
   await app.register(directionsV2);
   await app.register(directionsV1);
+  await app.register(explainRoutes);
   await app.register(userRoutes);
   await app.register(eventsRoutes);
   await app.register(functionsRoutes);

@@ -37,12 +37,6 @@ beforeAll(async () => {
       QUIETWAY_MAX_BODY_BYTES: '1024',
       QUIETWAY_MAX_ROUTING_BODY_BYTES: '1024',
     },
-    prepare(app) {
-      // A stand-in for an endpoint still to come that takes OAuth tokens (it is on the list).
-      app.post('/explain-supersafe/', { config: { access: { allow: ['app', 'user'] } } }, async (req) => ({
-        type: req.credential.type,
-      }));
-    },
   });
   publicApp = await registerApp(s, { name: 'Bike Buddy', type: 'public', redirect_uris: [CALLBACK] });
   confidentialApp = await registerApp(s, {
@@ -132,9 +126,12 @@ describe('OAuth beside the failed-authentication limit', () => {
     const before = await failuresLeft();
     expect(before).toBe(FAILURES);
     for (let i = 0; i < FAILURES + 2; i++) {
+      // Past authentication and into the handler: no body, so the spec's first 400.
       const ok = await fetch(`${s.base}/explain-supersafe/`, { method: 'POST', headers: bearer(token) });
-      expect(ok.status).toBe(200);
-      expect(await ok.json()).toEqual({ type: 'oauth' });
+      expect(ok.status).toBe(400);
+      expect(((await ok.json()) as { error: string }).error).toBe(
+        'origin and destination must be [lon, lat] arrays',
+      );
       expect((await fetch(`${s.base}/user/`, { headers: bearer(token) })).status).toBe(401);
       expect((await fetch(`${s.base}/api/admin/oauth-clients/`, { headers: bearer(token) })).status).toBe(
         403,

@@ -227,7 +227,7 @@ export interface ApiDisruption {
 }
 
 /** Local minutes since 1970 of a city-local date and minute of day. */
-const minutesOf = (date: string, minute: number) =>
+export const minutesOf = (date: string, minute: number) =>
   Math.floor(Date.parse(`${date}T00:00:00Z`) / 60_000) + minute;
 
 /** Disruptions active at the departure or starting within the next 60 minutes, with their status. */
