@@ -172,6 +172,18 @@ describe('New York City: the East Village hole of the sample extract', () => {
     expect(on.disruptions?.[0]?.name).toBe('Union Square works');
   });
 
+  it('explains no route for the same trip (POST /explain-supersafe/)', async () => {
+    const [origin, destination] = HOLE_TO_UNION_SQUARE;
+    const res = await app.inject({
+      method: 'POST',
+      url: '/explain-supersafe/',
+      headers: { apikey: key },
+      payload: { origin, destination },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ summary: null, no_route: true });
+  });
+
   it('answers the same in v1: NoRoute with the snapped waypoints', async () => {
     const res = await post(HOLE_TO_UNION_SQUARE, {}, '/directions/', legacyKey);
     expect(res.statusCode).toBe(200);

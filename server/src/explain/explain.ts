@@ -7,6 +7,7 @@ import { HttpError } from '../errors.js';
 import type { LoadedCity } from '../plugins/engine.js';
 import { changeSchema } from '../reports/changes.js';
 import { minutesOf } from '../routing/directions.js';
+import { checkSnapRadius, noRouteWaypoints, type SnapRule } from '../routing/snapping.js';
 import { type Departure, localDate, localMinutes } from '../routing/time.js';
 import { compareContext, type ExplainContext } from './context.js';
 import { compareRoutes, type InForce } from './facts.js';
@@ -29,6 +30,8 @@ export interface ExplainInput {
   night: boolean;
   context?: ExplainContext;
   rng?: Rng;
+  /** The snap radius (routing/snapping.ts): a waypoint off the data has no route, as in directions. */
+  snapRule?: SnapRule;
 }
 
 const IDENTICAL: ExplainResponse = { summary: IDENTICAL_SENTENCE, identical: true };
@@ -93,6 +96,11 @@ export async function explain(repos: Repositories, input: ExplainInput): Promise
     throw new HttpError(400, (err as Error).message);
   }
   if (!safe || !direct) return { summary: null, identical: false, no_route: true };
+  const { snapRule } = input;
+  if (snapRule && !checkSnapRadius(snapRule.snapRadiusM, base.coordinates, safe.waypoints).within) {
+    noRouteWaypoints(snapRule, city, base.coordinates, safe.waypoints);
+    return { summary: null, identical: false, no_route: true };
+  }
   const label = night ? ['SuperSafe™ Night', 'Direct · Night'] : ['SuperSafe™', 'Direct'];
   const s = routeFacts(safe, label[0] as string, night);
   const d = routeFacts(direct, label[1] as string, night);

@@ -82,6 +82,7 @@ const explainRoutes: FastifyPluginAsyncZod = async (app) => {
         departure,
         night: city.hasLightingData && req.nighttime === true,
         context: context && 'context' in context ? context.context : undefined,
+        snapRule: app.engine,
       });
     },
   );
