@@ -90,6 +90,8 @@ pub fn order_without_coordinates(n: usize, edges: &mut Vec<(u32, u32)>) -> Vec<N
 }
 
 const LEAF_SIZE: usize = 48;
+/// Base nodes of the smallest cell an edge-cut dissection splits further.
+const LINE_LEAF_SIZE: usize = 4;
 const PARALLEL_SIZE: usize = 4096;
 const BALANCE: f64 = 0.25;
 
@@ -394,6 +396,229 @@ fn min_cut(cell: &Cell, dir: [f64; 2]) -> Cut {
         }
     }
     Cut { left, right, sep }
+}
+
+/// Nested-dissection order of a line graph (the turn graph): its nodes are the arcs of a base graph
+/// with coordinates, `node_pair[x]` the base nodes (low, high) of the arc node `x` travels. The
+/// dissection cuts the *base* graph by minimum edge cuts; the arcs of the cut edges separate the line
+/// graph, since a path of turns from an arc on one side to an arc on the other must travel a cut edge.
+/// That keeps a junction's turns (a biclique of its in- and out-arcs) whole inside one cell, where a
+/// node separator of the line graph itself would split them and fill the hierarchy with their
+/// shortcuts (Buchhold, Wagner, Zeitz & Zündorf, ATMOS 2020, order turn graphs the same way).
+/// `line_degree[x]` (turns in and out of x) orders the nodes of small cells.
+pub fn order_line_graph(
+    base_n: usize,
+    coords: &[[f64; 2]],
+    node_pair: &[(u32, u32)],
+    line_degree: &[u32],
+) -> Vec<u32> {
+    // Line-graph nodes grouped by base edge (loops included as (v, v)).
+    let mut by_pair: Vec<u32> = (0..node_pair.len() as u32).collect();
+    by_pair.sort_unstable_by_key(|&x| node_pair[x as usize]);
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut pair_first: Vec<u32> = Vec::new();
+    for (i, &x) in by_pair.iter().enumerate() {
+        let p = node_pair[x as usize];
+        if pairs.last() != Some(&p) {
+            pairs.push(p);
+            pair_first.push(i as u32);
+        }
+    }
+    pair_first.push(by_pair.len() as u32);
+    let lookup = LineNodes {
+        pairs,
+        pair_first,
+        by_pair,
+        line_degree,
+    };
+    let mut edges: Vec<(u32, u32)> = lookup
+        .pairs
+        .iter()
+        .copied()
+        .filter(|(a, b)| a != b)
+        .collect();
+    edges.dedup();
+    let cell = Cell::from_edges(base_n, &edges, (0..base_n as u32).collect(), coords);
+    let mut order = Vec::with_capacity(node_pair.len());
+    dissect_edges(cell, &lookup, &mut order);
+    debug_assert_eq!(order.len(), node_pair.len());
+    order
+}
+
+struct LineNodes<'a> {
+    pairs: Vec<(u32, u32)>,
+    pair_first: Vec<u32>,
+    by_pair: Vec<u32>,
+    line_degree: &'a [u32],
+}
+
+impl LineNodes<'_> {
+    /// The line-graph nodes of base edge (a, b), a ≤ b.
+    fn of(&self, a: u32, b: u32) -> &[u32] {
+        match self.pairs.binary_search(&(a.min(b), a.max(b))) {
+            Ok(i) => &self.by_pair[self.pair_first[i] as usize..self.pair_first[i + 1] as usize],
+            Err(_) => &[],
+        }
+    }
+}
+
+/// Emits the line-graph nodes of every edge inside `cell` (and of loops at its nodes), small cells by
+/// ascending line degree, large ones by recursion with the cut edges' nodes last.
+fn dissect_edges(cell: Cell, lines: &LineNodes, order: &mut Vec<u32>) {
+    let n = cell.n();
+    let emit_all = |cell: &Cell, order: &mut Vec<u32>| {
+        let mut xs: Vec<u32> = Vec::new();
+        for v in 0..n as u32 {
+            let gv = cell.global[v as usize];
+            xs.extend_from_slice(lines.of(gv, gv));
+            for &w in cell.neighbors(v) {
+                let gw = cell.global[w as usize];
+                if gw > gv {
+                    xs.extend_from_slice(lines.of(gv, gw));
+                }
+            }
+        }
+        xs.sort_by_key(|&x| lines.line_degree[x as usize]);
+        order.extend(xs);
+    };
+    if n <= LINE_LEAF_SIZE {
+        emit_all(&cell, order);
+        return;
+    }
+    let comps = cell.components();
+    if comps.len() > 1 {
+        for c in comps {
+            dissect_edges(cell.sub(&c), lines, order);
+        }
+        return;
+    }
+    let (left, right) = inertial_edge_cut(&cell);
+    if left.is_empty() || right.is_empty() {
+        emit_all(&cell, order);
+        return;
+    }
+    let mut side = vec![false; n];
+    for &v in &left {
+        side[v as usize] = true;
+    }
+    let mut separator = Vec::new();
+    for &v in &left {
+        let gv = cell.global[v as usize];
+        for &w in cell.neighbors(v) {
+            if !side[w as usize] {
+                separator.extend_from_slice(lines.of(gv, cell.global[w as usize]));
+            }
+        }
+    }
+    let (lc, rc) = (cell.sub(&left), cell.sub(&right));
+    if n >= PARALLEL_SIZE / 4 {
+        let (mut lo, mut ro) = (Vec::new(), Vec::new());
+        rayon::join(
+            || dissect_edges(lc, lines, &mut lo),
+            || dissect_edges(rc, lines, &mut ro),
+        );
+        order.extend(lo);
+        order.extend(ro);
+    } else {
+        dissect_edges(lc, lines, order);
+        dissect_edges(rc, lines, order);
+    }
+    separator.sort_by_key(|&x| lines.line_degree[x as usize]);
+    order.extend(separator);
+}
+
+/// The smallest edge cut over the four directions, ties broken by balance: (left, right) local ids.
+fn inertial_edge_cut(cell: &Cell) -> (Vec<u32>, Vec<u32>) {
+    const DIRECTIONS: [[f64; 2]; 4] = [[1.0, 0.0], [0.0, 1.0], [0.707, 0.707], [0.707, -0.707]];
+    let results: Vec<(usize, Vec<u32>, Vec<u32>)> = if cell.n() >= PARALLEL_SIZE {
+        use rayon::prelude::*;
+        DIRECTIONS
+            .par_iter()
+            .map(|d| min_edge_cut(cell, *d))
+            .collect()
+    } else {
+        DIRECTIONS.iter().map(|d| min_edge_cut(cell, *d)).collect()
+    };
+    let best = results
+        .into_iter()
+        .min_by_key(|(cut, l, r)| (*cut, l.len().abs_diff(r.len())))
+        .unwrap();
+    (best.1, best.2)
+}
+
+/// Minimum edge cut (unit capacities) between the first and the last `BALANCE` share of nodes along
+/// `dir`, by breadth-first augmenting paths; the left side is what the last search reached.
+fn min_edge_cut(cell: &Cell, dir: [f64; 2]) -> (usize, Vec<u32>, Vec<u32>) {
+    let n = cell.n();
+    let mut by_proj: Vec<u32> = (0..n as u32).collect();
+    let proj = |v: u32| cell.coords[v as usize][0] * dir[0] + cell.coords[v as usize][1] * dir[1];
+    by_proj.sort_by(|&a, &b| proj(a).total_cmp(&proj(b)));
+    let k = ((n as f64 * BALANCE) as usize).max(1);
+    let mut sink = vec![false; n];
+    for &v in &by_proj[n - k..] {
+        sink[v as usize] = true;
+    }
+    let mut rev = vec![u32::MAX; cell.adj.len()];
+    for v in 0..n as u32 {
+        for i in cell.first[v as usize]..cell.first[v as usize + 1] {
+            let w = cell.adj[i as usize];
+            if w > v {
+                let j = (cell.first[w as usize]..cell.first[w as usize + 1])
+                    .find(|&j| cell.adj[j as usize] == v && rev[j as usize] == u32::MAX)
+                    .expect("symmetric adjacency");
+                rev[i as usize] = j;
+                rev[j as usize] = i;
+            }
+        }
+    }
+    // flow[i] ∈ {-1, 0, 1} on entry i (v → adj[i]); residual capacity 1 - flow[i].
+    let mut flow = vec![0i8; cell.adj.len()];
+    let mut parent = vec![u32::MAX; n];
+    let mut visited = vec![0u32; n];
+    let mut stamp = 0u32;
+    let mut queue = std::collections::VecDeque::new();
+    let mut cut = 0usize;
+    loop {
+        stamp += 1;
+        queue.clear();
+        for &v in &by_proj[..k] {
+            visited[v as usize] = stamp;
+            parent[v as usize] = u32::MAX;
+            queue.push_back(v);
+        }
+        let mut reached = None;
+        'bfs: while let Some(v) = queue.pop_front() {
+            for i in cell.first[v as usize]..cell.first[v as usize + 1] {
+                let w = cell.adj[i as usize];
+                if flow[i as usize] < 1 && visited[w as usize] != stamp {
+                    visited[w as usize] = stamp;
+                    parent[w as usize] = i;
+                    if sink[w as usize] {
+                        reached = Some(w);
+                        break 'bfs;
+                    }
+                    queue.push_back(w);
+                }
+            }
+        }
+        let Some(mut t) = reached else { break };
+        cut += 1;
+        while parent[t as usize] != u32::MAX {
+            let i = parent[t as usize];
+            flow[i as usize] += 1;
+            flow[rev[i as usize] as usize] -= 1;
+            t = cell.adj[rev[i as usize] as usize];
+        }
+    }
+    let (mut left, mut right) = (vec![], vec![]);
+    for v in 0..n as u32 {
+        if visited[v as usize] == stamp {
+            left.push(v);
+        } else {
+            right.push(v);
+        }
+    }
+    (cut, left, right)
 }
 
 #[cfg(test)]

@@ -230,19 +230,29 @@ impl TurnGraph {
     }
 
     /// Nested-dissection order of the routing nodes, each placed at its segment's midpoint.
+    /// The CCH order of the routing nodes: nested dissection of the junction graph by edge cuts
+    /// (`order::order_line_graph`), which keeps each junction's turns inside one cell.
     pub fn order(&self, g: &CityGraph) -> Vec<u32> {
-        let coords: Vec<[f64; 2]> = self
+        let coords: Vec<[f64; 2]> = (0..g.node_count())
+            .map(|v| {
+                let [lon, lat] = g.node_lon_lat(v as NodeId);
+                [lon * lat.to_radians().cos().max(0.1), lat]
+            })
+            .collect();
+        let pairs: Vec<(u32, u32)> = self
             .node_arc
             .iter()
             .map(|&a| {
-                let [x1, y1] = g.node_lon_lat(g.arc_tail(a));
-                let [x2, y2] = g.node_lon_lat(g.arc_head(a));
-                let lat = (y1 + y2) / 2.0;
-                [(x1 + x2) / 2.0 * lat.to_radians().cos().max(0.1), lat]
+                let (t, h) = (g.arc_tail(a), g.arc_head(a));
+                (t.min(h), t.max(h))
             })
             .collect();
-        let mut pairs = crate::order::edge_pairs(&self.turn_from, &self.turn_to);
-        crate::order::order_for(self.node_count(), &mut pairs, &coords)
+        let mut degree = vec![0u32; self.node_count()];
+        for (&f, &t) in self.turn_from.iter().zip(&self.turn_to) {
+            degree[f as usize] += 1;
+            degree[t as usize] += 1;
+        }
+        crate::order::order_line_graph(g.node_count(), &coords, &pairs, &degree)
     }
 
     pub fn memory_bytes(&self) -> usize {
