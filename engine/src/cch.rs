@@ -1,7 +1,8 @@
 //! Customizable contraction hierarchy (Dibbelt, Strasser & Wagner), after RoutingKit's CCH.
 //!
 //! Three phases: [`Cch::new`] builds the metric-independent topology from a nested-dissection order
-//! (the chordal supergraph in rank space, its elimination tree and every lower triangle);
+//! (the chordal supergraph in rank space, its elimination tree and each node's downward arcs, from
+//! which lower triangles are enumerated when needed rather than stored);
 //! [`Cch::customize`] turns per-input-arc weights into a [`CustomizedMetric`] in milliseconds;
 //! [`CustomizedMetric::update`] re-customizes only what a few changed arcs affect. Queries live in
 //! `query.rs`.
@@ -32,10 +33,16 @@ pub struct Cch {
     pub up_head: Vec<u32>,
     /// Elimination-tree parent of each rank (`u32::MAX` for roots).
     pub etree_parent: Vec<u32>,
-    /// Lower triangles per CCH arc (CSR over arcs): the arcs `(x, y)` and `(x, z)` for arc `(y, z)`.
-    pub tri_first: Vec<u32>,
-    pub tri_xy: Vec<u32>,
-    pub tri_xz: Vec<u32>,
+    /// Downward adjacency (CSR by upper endpoint): the arcs `(x, y)` into each `y`, ascending `x`.
+    /// The lower triangles of arc `(y, z)` are the `x` below `y` whose upward list holds `z`; they
+    /// are enumerated from here instead of stored (a stored triangle list is eight bytes a triangle,
+    /// 30 times the arcs on a turn graph, and customization is bound by reading it).
+    pub down_first: Vec<u32>,
+    pub down_arc: Vec<u32>,
+    /// The lower endpoint `x` of each `down_arc` entry (lists are intersected by it).
+    pub down_tail: Vec<u32>,
+    /// The number of lower triangles (for statistics).
+    triangles: usize,
     /// Input arc → CCH arc and whether the input arc runs upward (`lo → hi`). `u32::MAX` for loops.
     pub input_cch_arc: Vec<u32>,
     pub input_upward: Vec<bool>,
@@ -157,37 +164,29 @@ impl Cch {
                     .binary_search(&hi)
                     .expect("chordal supergraph arc") as u32
         };
-        // Lower triangles: for every x and pair y < z of its upward neighbours, arc (y, z) gets
-        // the triangle (x,y),(x,z). Counting first, then filling, keeps memory exact.
-        let mut tri_count = vec![0u32; m + 1];
-        for x in 0..n {
-            let (s, e) = (up_first[x] as usize, up_first[x + 1] as usize);
-            for i in s..e {
-                for j in i + 1..e {
-                    tri_count[find_arc(up_head[i], up_head[j]) as usize] += 1;
-                }
-            }
+        // Downward arcs per upper endpoint; filling in arc order sorts each list by lower endpoint.
+        let mut down_first = vec![0u32; n + 1];
+        for &y in &up_head {
+            down_first[y as usize + 1] += 1;
         }
-        let mut tri_first = vec![0u32; m + 1];
-        for a in 0..m {
-            tri_first[a + 1] = tri_first[a] + tri_count[a];
+        for y in 0..n {
+            down_first[y + 1] += down_first[y];
         }
-        let total = tri_first[m] as usize;
-        let mut fill = tri_first.clone();
-        let mut tri_xy = vec![0u32; total];
-        let mut tri_xz = vec![0u32; total];
-        for x in 0..n {
-            let (s, e) = (up_first[x] as usize, up_first[x + 1] as usize);
-            for i in s..e {
-                for j in i + 1..e {
-                    let target = find_arc(up_head[i], up_head[j]) as usize;
-                    let k = fill[target] as usize;
-                    tri_xy[k] = i as u32;
-                    tri_xz[k] = j as u32;
-                    fill[target] += 1;
-                }
-            }
+        let mut fill = down_first.clone();
+        let mut down_arc = vec![0u32; m];
+        let mut down_tail = vec![0u32; m];
+        for (a, &y) in up_head.iter().enumerate() {
+            down_arc[fill[y as usize] as usize] = a as u32;
+            down_tail[fill[y as usize] as usize] = arc_tail[a];
+            fill[y as usize] += 1;
         }
+        drop(fill);
+        let triangles = (0..n)
+            .map(|x| {
+                let k = (up_first[x + 1] - up_first[x]) as usize;
+                k * k.saturating_sub(1) / 2
+            })
+            .sum();
         let mut input_cch_arc = vec![u32::MAX; 2 * tails.len()];
         let mut input_upward = vec![false; 2 * tails.len()];
         for (e, (&t, &h)) in tails.iter().zip(heads).enumerate() {
@@ -214,9 +213,10 @@ impl Cch {
             up_first,
             up_head,
             etree_parent,
-            tri_first,
-            tri_xy,
-            tri_xz,
+            down_first,
+            down_arc,
+            down_tail,
+            triangles,
             input_cch_arc,
             input_upward,
             arc_tail,
@@ -237,7 +237,27 @@ impl Cch {
         self.up_head.len()
     }
     pub fn triangle_count(&self) -> usize {
-        self.tri_xy.len()
+        self.triangles
+    }
+
+    /// The lower triangles of arc `b = (y, z)`: pairs of arcs `(x, y)`, `(x, z)`, ascending `x`
+    /// (the nodes below both ends: the shorter downward list searched in the longer).
+    pub fn lower_triangles(&self, b: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let (y, z) = (
+            self.arc_tail[b as usize] as usize,
+            self.up_head[b as usize] as usize,
+        );
+        let range = |v: usize| self.down_first[v] as usize..self.down_first[v + 1] as usize;
+        let (ry, rz) = (range(y), range(z));
+        let y_shorter = ry.len() <= rz.len();
+        let (short, long) = if y_shorter { (ry, rz) } else { (rz, ry) };
+        let long_tails = &self.down_tail[long.clone()];
+        short.filter_map(move |i| {
+            let x = self.down_tail[i];
+            let j = long.start + long_tails.binary_search(&x).ok()?;
+            let (xs, xl) = (self.down_arc[i], self.down_arc[j]);
+            Some(if y_shorter { (xs, xl) } else { (xl, xs) })
+        })
     }
 
     /// Bytes held by the topology.
@@ -247,9 +267,9 @@ impl Cch {
             + self.up_first.len()
             + self.up_head.len()
             + self.etree_parent.len()
-            + self.tri_first.len()
-            + self.tri_xy.len()
-            + self.tri_xz.len()
+            + self.down_first.len()
+            + self.down_arc.len()
+            + self.down_tail.len()
             + self.input_cch_arc.len()
             + self.arc_tail.len())
             + self.input_upward.len()
@@ -277,11 +297,11 @@ impl Cch {
         if self.input_upward[input] {
             if w < m.fw[a] {
                 m.fw[a] = w;
-                m.fw_via[a] = input as u32 | INPUT_BIT;
+                m.fw_via[a] = [input as u32 | INPUT_BIT, u32::MAX];
             }
         } else if w < m.bw[a] {
             m.bw[a] = w;
-            m.bw_via[a] = input as u32 | INPUT_BIT;
+            m.bw_via[a] = [input as u32 | INPUT_BIT, u32::MAX];
         }
     }
 
@@ -357,58 +377,80 @@ impl Cch {
     }
 
     /// Relaxes the lower triangles of every arc whose lower endpoint lies in `lo..=hi`, in order.
+    /// Per lower endpoint `y`: each arc `(x, y)` below it forms a triangle with every later arc
+    /// `(x, z)` of `x`'s upward list, and `(y, z)` is found through a scratch map from `z` to the
+    /// arc, so the work is one step per triangle with no triangle list read from memory.
     fn relax_ranks(&self, lo: u32, hi: u32, raw: &RawMetric) {
-        let (a0, a1) = (
-            self.up_first[lo as usize] as usize,
-            self.up_first[hi as usize + 1] as usize,
-        );
-        for a in a0..a1 {
-            // SAFETY: tasks own disjoint rank ranges; every arc this touches (the arc and its lower
-            // triangles' arcs) has its lower endpoint in this task's subtree, so no two threads write
-            // or read-while-writing the same element.
-            unsafe { self.relax_raw(a, raw) };
-        }
+        SCRATCH.with(|cell| {
+            let mut pos = cell.borrow_mut();
+            if pos.len() < self.node_count() {
+                pos.resize(self.node_count(), 0);
+            }
+            for y in lo..=hi {
+                // SAFETY: tasks own disjoint rank ranges; every arc this touches (the arcs of y and
+                // the arcs of the x below y) has its lower endpoint in this task's subtree, so no
+                // two threads write or read-while-writing the same element.
+                unsafe { self.relax_node(y as usize, raw, &mut pos) };
+            }
+        })
     }
 
     #[inline(always)]
-    unsafe fn relax_raw(&self, a: usize, m: &RawMetric) {
-        let (s, e) = (self.tri_first[a] as usize, self.tri_first[a + 1] as usize);
+    unsafe fn relax_node(&self, y: usize, m: &RawMetric, pos: &mut [u32]) {
+        let (s, e) = (self.up_first[y] as usize, self.up_first[y + 1] as usize);
+        if s == e {
+            return;
+        }
+        for a in s..e {
+            pos[self.up_head[a] as usize] = a as u32;
+        }
+        let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
         unsafe {
-            let (mut fw, mut bw) = (*m.fw.add(a), *m.bw.add(a));
-            let (mut fv, mut bv) = (*m.fw_via.add(a), *m.bw_via.add(a));
-            for t in s..e {
-                let (xy, xz) = (
-                    *self.tri_xy.get_unchecked(t) as usize,
-                    *self.tri_xz.get_unchecked(t) as usize,
-                );
-                let f = (*m.bw.add(xy)).saturating_add(*m.fw.add(xz));
-                if f < fw {
-                    fw = f;
-                    fv = t as u32;
+            for &xy in self.down_arc.get_unchecked(ds..de) {
+                let x = *self.arc_tail.get_unchecked(xy as usize) as usize;
+                let (fxy, bxy) = (*m.fw.add(xy as usize), *m.bw.add(xy as usize));
+                if fxy >= INF_WEIGHT && bxy >= INF_WEIGHT {
+                    continue;
                 }
-                let b = (*m.bw.add(xz)).saturating_add(*m.fw.add(xy));
-                if b < bw {
-                    bw = b;
-                    bv = t as u32;
+                let xe = *self.up_first.get_unchecked(x + 1) as usize;
+                for k in xy as usize + 1..xe {
+                    let b = *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
+                    let f = add(bxy, *m.fw.add(k));
+                    if f < *m.fw.add(b) {
+                        *m.fw.add(b) = f;
+                        *m.fw_via.add(b) = [xy, k as u32];
+                    }
+                    let r = add(*m.bw.add(k), fxy);
+                    if r < *m.bw.add(b) {
+                        *m.bw.add(b) = r;
+                        *m.bw_via.add(b) = [xy, k as u32];
+                    }
                 }
             }
-            *m.fw.add(a) = fw.min(INF_WEIGHT);
-            *m.bw.add(a) = bw.min(INF_WEIGHT);
-            *m.fw_via.add(a) = fv;
-            *m.bw_via.add(a) = bv;
         }
     }
 
-    #[inline(always)]
-    fn relax_triangles(&self, a: usize, metric: &mut CustomizedMetric) {
-        let raw = RawMetric {
-            fw: metric.fw.as_mut_ptr(),
-            bw: metric.bw.as_mut_ptr(),
-            fw_via: metric.fw_via.as_mut_ptr(),
-            bw_via: metric.bw_via.as_mut_ptr(),
-        };
-        // SAFETY: exclusive access through `&mut metric`; indices come from the topology.
-        unsafe { self.relax_raw(a, &raw) };
+    /// Relaxes the lower triangles of one arc (partial customization).
+    fn relax_triangles(&self, b: usize, metric: &mut CustomizedMetric) {
+        let (mut fw, mut bw) = (metric.fw[b], metric.bw[b]);
+        let (mut fv, mut bv) = (metric.fw_via[b], metric.bw_via[b]);
+        for (xy, xz) in self.lower_triangles(b as u32) {
+            let (xy, xz) = (xy as usize, xz as usize);
+            let f = add(metric.bw[xy], metric.fw[xz]);
+            if f < fw {
+                fw = f;
+                fv = [xy as u32, xz as u32];
+            }
+            let r = add(metric.bw[xz], metric.fw[xy]);
+            if r < bw {
+                bw = r;
+                bv = [xy as u32, xz as u32];
+            }
+        }
+        metric.fw[b] = fw;
+        metric.bw[b] = bw;
+        metric.fw_via[b] = fv;
+        metric.bw_via[b] = bv;
     }
 
     /// Recomputes one CCH arc from its input arcs and lower triangles.
@@ -549,11 +591,7 @@ impl Cch {
                             set(&mut modified, b as u32);
                             old.insert(b as u32, (cf, cb));
                         }
-                        let (ts, te) = (self.tri_first[b] as usize, self.tri_first[b + 1] as usize);
-                        let t = (ts
-                            + self.tri_xy[ts..te]
-                                .binary_search(&(lo as u32))
-                                .expect("lower triangle")) as u32;
+                        let t = [lo as u32, hi as u32];
                         if nf < cf {
                             metric.fw[b] = nf;
                             metric.fw_via[b] = t;
@@ -601,8 +639,8 @@ impl Cch {
         }
         if let Some(m) = metric {
             for a in 0..self.arc_count() {
-                for t in self.tri_first[a] as usize..self.tri_first[a + 1] as usize {
-                    let (xy, xz) = (self.tri_xy[t] as usize, self.tri_xz[t] as usize);
+                for (xy, xz) in self.lower_triangles(a as u32) {
+                    let (xy, xz) = (xy as usize, xz as usize);
                     if add(m.bw[xy], m.fw[xz]) < m.fw[a] || add(m.bw[xz], m.fw[xy]) < m.bw[a] {
                         return Err(format!("arc {a} violates the triangle inequality"));
                     }
@@ -625,11 +663,6 @@ pub struct PrunedGraph {
     pub bw_first: Vec<u32>,
     pub bw_arcs: Vec<[u32; 2]>,
     pub bw_cch: Vec<u32>,
-    /// Every CCH arc's way of arising with its triangle resolved to the two arcs (`[via, MAX]` for
-    /// an input arc or an impassable one): path unpacking then reads one entry per shortcut
-    /// instead of two. Kept here, not in the metric, so partial updates copy half as much.
-    pub fw_via: Vec<[u32; 2]>,
-    pub bw_via: Vec<[u32; 2]>,
 }
 
 impl PrunedGraph {
@@ -637,9 +670,7 @@ impl PrunedGraph {
         4 * (self.fw_first.len()
             + 3 * self.fw_arcs.len()
             + self.bw_first.len()
-            + 3 * self.bw_arcs.len()
-            + 2 * self.fw_via.len()
-            + 2 * self.bw_via.len())
+            + 3 * self.bw_arcs.len())
     }
 }
 
@@ -686,8 +717,6 @@ impl Cch {
             bw_first,
             bw_arcs,
             bw_cch,
-            fw_via: self.via_pairs(&metric.fw_via),
-            bw_via: self.via_pairs(&metric.bw_via),
         }
     }
 
@@ -709,33 +738,53 @@ impl Cch {
     }
 
     /// Perfect customization of the arcs whose lower endpoint lies in `lo..=hi`, top down: each
-    /// arc (y, z) tightens the two arcs below it in every lower triangle.
+    /// arc (y, z) tightens the two arcs below it in every lower triangle (enumerated per `y` as in
+    /// [`Cch::relax_ranks`]).
     fn perfect_ranks(&self, lo: u32, hi: u32, raw: &RawPair) {
-        let (a0, a1) = (
-            self.up_first[lo as usize] as usize,
-            self.up_first[hi as usize + 1] as usize,
-        );
-        for b in (a0..a1).rev() {
-            // SAFETY: as in `relax_ranks`, with the roles reversed: this task writes only arcs whose
-            // lower endpoint lies in its subtree and reads arcs above them, which are final.
-            unsafe {
-                let (fb, bb) = (*raw.fw.add(b), *raw.bw.add(b));
-                for t in self.tri_first[b] as usize..self.tri_first[b + 1] as usize {
-                    let (xy, xz) = (
-                        *self.tri_xy.get_unchecked(t) as usize,
-                        *self.tri_xz.get_unchecked(t) as usize,
-                    );
-                    let (fxy, bxy) = (*raw.fw.add(xy), *raw.bw.add(xy));
-                    let (fxz, bxz) = (*raw.fw.add(xz), *raw.bw.add(xz));
-                    // x → y → z, z → y → x, x → z → y, y → z → x.
-                    *raw.fw.add(xz) = fxz.min(add(fxy, fb));
-                    *raw.bw.add(xz) = bxz.min(add(bb, bxy));
-                    *raw.fw.add(xy) = fxy.min(add(fxz, bb));
-                    *raw.bw.add(xy) = bxy.min(add(fb, bxz));
+        SCRATCH.with(|cell| {
+            let mut pos = cell.borrow_mut();
+            if pos.len() < self.node_count() {
+                pos.resize(self.node_count(), 0);
+            }
+            for y in (lo as usize..=hi as usize).rev() {
+                let (s, e) = (self.up_first[y] as usize, self.up_first[y + 1] as usize);
+                if s == e {
+                    continue;
+                }
+                for a in s..e {
+                    pos[self.up_head[a] as usize] = a as u32;
+                }
+                // SAFETY: as in `relax_ranks`, with the roles reversed: this task writes only arcs
+                // whose lower endpoint lies in its subtree and reads arcs above them, which are final.
+                unsafe {
+                    for &xy in
+                        &self.down_arc[self.down_first[y] as usize..self.down_first[y + 1] as usize]
+                    {
+                        let xy = xy as usize;
+                        let x = *self.arc_tail.get_unchecked(xy) as usize;
+                        let xe = *self.up_first.get_unchecked(x + 1) as usize;
+                        for xz in xy + 1..xe {
+                            let b = *pos.get_unchecked(*self.up_head.get_unchecked(xz) as usize)
+                                as usize;
+                            let (fb, bb) = (*raw.fw.add(b), *raw.bw.add(b));
+                            let (fxy, bxy) = (*raw.fw.add(xy), *raw.bw.add(xy));
+                            let (fxz, bxz) = (*raw.fw.add(xz), *raw.bw.add(xz));
+                            // x → y → z, z → y → x, x → z → y, y → z → x.
+                            *raw.fw.add(xz) = fxz.min(add(fxy, fb));
+                            *raw.bw.add(xz) = bxz.min(add(bb, bxy));
+                            *raw.fw.add(xy) = fxy.min(add(fxz, bb));
+                            *raw.bw.add(xy) = bxy.min(add(fb, bxz));
+                        }
+                    }
                 }
             }
-        }
+        })
     }
+}
+
+thread_local! {
+    /// Per-thread map from a node to the arc of the node being customized that reaches it.
+    static SCRATCH: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 struct RawPair {
@@ -777,10 +826,11 @@ unsafe impl Sync for RawMetric {}
 unsafe impl Send for RawMetric {}
 
 pub const INPUT_BIT: u32 = 1 << 31;
-/// How a shortcut weight arises: `INPUT_BIT | input arc`, a lower triangle's index, or `NO_VIA`
-/// (impassable).
-pub type Via = u32;
-pub const NO_VIA: Via = u32::MAX;
+/// How a shortcut weight arises: `[INPUT_BIT | input arc, u32::MAX]`, the two arcs `[(x, y), (x, z)]`
+/// of the lower triangle through `x` (for arc `(y, z)`), or `NO_VIA` (impassable). Both arcs are
+/// kept so that unpacking a path reads one entry per shortcut.
+pub type Via = [u32; 2];
+pub const NO_VIA: Via = [u32::MAX, u32::MAX];
 
 /// Shortcut weights of one metric, and how to unpack each shortcut.
 pub struct CustomizedMetric {
@@ -826,8 +876,8 @@ impl CustomizedMetric {
     pub fn memory_bytes(&self) -> usize {
         4 * (self.fw.len()
             + self.bw.len()
-            + self.fw_via.len()
-            + self.bw_via.len()
+            + 2 * self.fw_via.len()
+            + 2 * self.bw_via.len()
             + self.input_weights.len())
             + self.pruned.get().map_or(0, PrunedGraph::memory_bytes)
     }
@@ -841,22 +891,18 @@ impl CustomizedMetric {
 impl Cch {
     /// Appends the input arcs of CCH arc `a` travelled upward (`fw`) or downward, in travel order.
     pub fn unpack(&self, metric: &CustomizedMetric, a: u32, upward: bool, out: &mut Vec<ArcId>) {
-        if let Some(p) = metric.pruned.get() {
-            return unpack_pairs(p, a, upward, out);
-        }
         let via = if upward {
             metric.fw_via[a as usize]
         } else {
             metric.bw_via[a as usize]
         };
-        if via == NO_VIA {
+        let [xy, xz] = via;
+        if xz == u32::MAX {
+            if xy != u32::MAX {
+                out.push(xy & !INPUT_BIT);
+            }
             return;
         }
-        if via & INPUT_BIT != 0 {
-            out.push(via & !INPUT_BIT);
-            return;
-        }
-        let (xy, xz) = (self.tri_xy[via as usize], self.tri_xz[via as usize]);
         if upward {
             // y → x → z
             self.unpack(metric, xy, false, out);
@@ -866,39 +912,5 @@ impl Cch {
             self.unpack(metric, xz, false, out);
             self.unpack(metric, xy, true, out);
         }
-    }
-
-    /// Each arc's triangle index resolved to the triangle's two arcs (see [`PrunedGraph`]).
-    fn via_pairs(&self, via: &[Via]) -> Vec<[u32; 2]> {
-        via.iter()
-            .map(|&v| {
-                if v == NO_VIA || v & INPUT_BIT != 0 {
-                    [v, u32::MAX]
-                } else {
-                    [self.tri_xy[v as usize], self.tri_xz[v as usize]]
-                }
-            })
-            .collect()
-    }
-}
-
-fn unpack_pairs(p: &PrunedGraph, a: u32, upward: bool, out: &mut Vec<ArcId>) {
-    let [xy, xz] = if upward {
-        p.fw_via[a as usize]
-    } else {
-        p.bw_via[a as usize]
-    };
-    if xz == u32::MAX {
-        if xy != NO_VIA {
-            out.push(xy & !INPUT_BIT);
-        }
-        return;
-    }
-    if upward {
-        unpack_pairs(p, xy, false, out);
-        unpack_pairs(p, xz, true, out);
-    } else {
-        unpack_pairs(p, xz, false, out);
-        unpack_pairs(p, xy, true, out);
     }
 }

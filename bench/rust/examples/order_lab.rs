@@ -48,8 +48,8 @@ fn stats(
     // survive perfect customization (finite and not improved through a higher node).
     let (mut pf, mut pb) = (m.fw.clone(), m.bw.clone());
     for b in (0..cch.arc_count()).rev() {
-        for t in cch.tri_first[b] as usize..cch.tri_first[b + 1] as usize {
-            let (xy, xz) = (cch.tri_xy[t] as usize, cch.tri_xz[t] as usize);
+        for (xy, xz) in cch.lower_triangles(b as u32) {
+            let (xy, xz) = (xy as usize, xz as usize);
             let v = pf[xy].saturating_add(pf[b]);
             if v < pf[xz] {
                 pf[xz] = v;
