@@ -11,6 +11,7 @@ import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
 import filesPlugin from './plugins/files.js';
 import functionsPlugin from './plugins/functions.js';
+import gbfsPlugin from './plugins/gbfs.js';
 import limitsPlugin from './plugins/limits.js';
 import oauthPlugin from './plugins/oauth.js';
 import openapiPlugin from './plugins/openapi.js';
@@ -79,6 +80,7 @@ export async function buildApp({
   await app.register(filesPlugin, { config });
   await app.register(oauthPlugin, { config });
   await app.register(functionsPlugin, { config });
+  await app.register(gbfsPlugin, { config });
 
   await app.register(healthRoutes, { config });
   await app.register(authRoutes);

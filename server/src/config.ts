@@ -86,7 +86,53 @@ const envSchema = z.object({
   QUIETWAY_REPORT_ANALYSIS_MS: z.coerce.number().int().min(0).default(1000),
   QUIETWAY_WZDX_URL: z.url().optional(),
   QUIETWAY_WZDX_INTERVAL_SECONDS: z.coerce.number().int().min(10).default(300),
+  QUIETWAY_GBFS_SYSTEMS: z.string().default(''),
+  QUIETWAY_GBFS_TIMEOUT_MS: int(100, 60_000, 4000),
+  QUIETWAY_GBFS_STALE_SECONDS: int(1, 86_400, 180),
+  QUIETWAY_GBFS_MIN_REFRESH_SECONDS: int(1, 3600, 10),
 });
+
+const gbfsSystemSchema = z.object({
+  id: z.string().regex(/^[a-z0-9_-]{1,64}$/, 'lower-case letters, digits, _ and -'),
+  city: z.string().min(1),
+  url: z.url(),
+  name: z.string().min(1).optional(),
+  system_id: z.string().min(1).optional(),
+});
+
+/** QUIETWAY_GBFS_SYSTEMS: a JSON array of systems, or the path of a file holding one. */
+function gbfsSystems(value: string): z.infer<typeof gbfsSystemSchema>[] {
+  const v = value.trim();
+  if (!v) return [];
+  let text = v;
+  if (!v.startsWith('[')) {
+    try {
+      text = fs.readFileSync(path.resolve(PROJECT_ROOT, v), 'utf8');
+    } catch (err) {
+      throw new ConfigError(
+        `Invalid configuration:\n  QUIETWAY_GBFS_SYSTEMS: neither a JSON array nor a readable file (${(err as Error).message})`,
+      );
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ConfigError('Invalid configuration:\n  QUIETWAY_GBFS_SYSTEMS: not valid JSON');
+  }
+  const r = z.array(gbfsSystemSchema).safeParse(json);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  QUIETWAY_GBFS_SYSTEMS.${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const ids = new Set<string>();
+  for (const s of r.data) {
+    if (ids.has(s.id))
+      throw new ConfigError(`Invalid configuration:\n  QUIETWAY_GBFS_SYSTEMS: id ${s.id} appears twice`);
+    ids.add(s.id);
+  }
+  return r.data;
+}
 
 export interface Config {
   host: string;
@@ -156,6 +202,13 @@ export interface Config {
   reportAnalysisMs: number;
   /** A WZDx v4.x GeoJSON feed imported into disruptions on a schedule, if any. */
   wzdx: { url: string; intervalSeconds: number } | null;
+  /** Bike-share systems read from their GBFS feeds (multi-modal trips). */
+  gbfs: {
+    systems: { id: string; city: string; url: string; name?: string; system_id?: string }[];
+    timeoutMs: number;
+    staleSeconds: number;
+    minRefreshSeconds: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -270,5 +323,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wzdx: e.QUIETWAY_WZDX_URL
       ? { url: e.QUIETWAY_WZDX_URL, intervalSeconds: e.QUIETWAY_WZDX_INTERVAL_SECONDS }
       : null,
+    gbfs: {
+      systems: gbfsSystems(e.QUIETWAY_GBFS_SYSTEMS),
+      timeoutMs: e.QUIETWAY_GBFS_TIMEOUT_MS,
+      staleSeconds: e.QUIETWAY_GBFS_STALE_SECONDS,
+      minRefreshSeconds: e.QUIETWAY_GBFS_MIN_REFRESH_SECONDS,
+    },
   };
 }
