@@ -20,9 +20,22 @@ export interface Station {
   lon: number;
   lat: number;
   capacity: number | null;
+  /** Deep links into the operator's app (station or vehicle), when published. */
+  rentalUris: RentalUris | null;
 }
 
+export interface RentalUris {
+  android: string | null;
+  ios: string | null;
+}
+
+const rentalUris = (v: unknown): RentalUris | null =>
+  isObj(v) && (typeof v.android === 'string' || typeof v.ios === 'string')
+    ? { android: str(v.android), ios: str(v.ios) }
+    : null;
+
 export interface StationStatus {
+  /** Bicycles for rent (scooters and other form factors left out when the types say so). */
   bikes: number;
   /** E-bikes among `bikes`, when the system publishes it (`null` otherwise). */
   ebikes: number | null;
@@ -40,6 +53,7 @@ export interface Vehicle {
   electric: boolean;
   currentRangeMeters: number | null;
   formFactor: string;
+  rentalUris: RentalUris | null;
 }
 
 export interface PricingSegment {
@@ -220,7 +234,14 @@ export function readStations(body: unknown): Map<string, Station> {
     const lon = num(s.lon);
     const lat = num(s.lat);
     if (!id || lon === null || lat === null) continue;
-    out.set(id, { id, name: text(s.name) ?? id, lon, lat, capacity: num(s.capacity) });
+    out.set(id, {
+      id,
+      name: text(s.name) ?? id,
+      lon,
+      lat,
+      capacity: num(s.capacity),
+      rentalUris: rentalUris(s.rental_uris),
+    });
   }
   return out;
 }
@@ -237,15 +258,20 @@ export function readStationStatus(
     const id = str(s.station_id);
     if (!id) continue;
     const installed = bool(s.is_installed, true);
-    const bikes = num(s.num_vehicles_available) ?? num(s.num_bikes_available) ?? 0;
-    // E-bikes: per vehicle type (2.1+ and 3.0) when the types are known, else Lyft's num_ebikes_available.
+    let bikes = num(s.num_vehicles_available) ?? num(s.num_bikes_available) ?? 0;
+    // Per vehicle type (2.1+ and 3.0) when the types are known: bicycles only, e-bikes among them;
+    // else Lyft's num_ebikes_available.
     let ebikes: number | null = null;
     if (Array.isArray(s.vehicle_types_available) && types.size > 0) {
       ebikes = 0;
+      bikes = 0;
       for (const v of s.vehicle_types_available) {
         if (!isObj(v)) continue;
         const t = types.get(str(v.vehicle_type_id) ?? '');
-        if (t && isElectric(t.propulsion) && t.formFactor === 'bicycle') ebikes += num(v.count) ?? 0;
+        if (!t || t.formFactor !== 'bicycle') continue;
+        const count = num(v.count) ?? 0;
+        bikes += count;
+        if (isElectric(t.propulsion)) ebikes += count;
       }
     } else if (s.num_ebikes_available !== undefined) {
       ebikes = num(s.num_ebikes_available);
@@ -287,6 +313,7 @@ export function readVehicles(body: unknown, types: Map<string, VehicleType>): Ve
       electric: type ? isElectric(type.propulsion) : (legacyType ?? '').includes('electric'),
       currentRangeMeters: num(v.current_range_meters),
       formFactor: type?.formFactor ?? 'bicycle',
+      rentalUris: rentalUris(v.rental_uris),
     });
   }
   return out;

@@ -1,0 +1,438 @@
+// Multi-modal trips (interface spec "Multi-modal option"): the personal bike (SuperSafe and Direct,
+// collapsed when identical; the Night fan-out after dark), then per bike-share system serving the city
+// a docked option, a docked e-bike option and a dockless option. Stations and vehicles are chosen by
+// walking cost on the network (the engine's one-to-many search) among those within 1,500 m; an option
+// more than 3 × slower than the personal bike is dropped; no ride starts, ends or passes where the
+// operator's geofencing forbids it. Legs are the engine's directions v2 route objects, spliced into
+// the response as written (no re-serialization), with the spec's labels.
+import type { RouteInput, RouteJsonOutput } from '../../../addon/index.js';
+import type { Repositories } from '../db/repositories.js';
+import { HttpError } from '../errors.js';
+import type { GbfsSystem, LiveStation } from '../gbfs/client.js';
+import type { RentalUris, Vehicle } from '../gbfs/feeds.js';
+import type { EngineService, LoadedCity } from '../plugins/engine.js';
+import { type ApiDisruption, nearAny, type Prepared, prepare } from '../routing/directions.js';
+import { isNight } from '../routing/time.js';
+import { Geofence } from './geofence.js';
+import { type ApiRental, rental } from './pricing.js';
+
+/** Spec limits: search radius for stations and vehicles; alternatives slower than this × personal. */
+export const SEARCH_RADIUS_M = 1500;
+export const SLOWER_LIMIT = 3;
+/** Candidates tried per end (next one when a ride would cross a forbidden zone or run out of range). */
+const CANDIDATES = 3;
+
+export interface MultiModalRequest {
+  origin: [number, number];
+  destination: [number, number];
+  departure_time?: string;
+  nighttime?: boolean;
+  origin_name?: string;
+  destination_name?: string;
+}
+
+export interface Leg {
+  mode: 'walking' | 'cycling';
+  /** The engine's route object (UTF-8 JSON). */
+  json: Buffer;
+  geometry: Float64Array;
+  distance: number;
+  duration: number;
+  startLabel?: string;
+  endLabel?: string;
+  /** Extra members written after the labels (a custom-route leg's `reroutable: false`). */
+  extra?: Record<string, unknown>;
+}
+
+export interface Option {
+  name: string;
+  bike_type: 'Personal' | 'Docked' | 'Dockless';
+  is_electric?: true;
+  supersafe: boolean;
+  nighttime: boolean;
+  label: string | null;
+  sublabel: string | null;
+  legs: Leg[];
+  disruptions?: ApiDisruption[];
+  rental?: ApiRental;
+  parking?: unknown;
+  event?: unknown;
+}
+
+export const duration = (o: Option) => o.legs.reduce((a, l) => a + l.duration, 0);
+
+const HEAD = /^\{"distance":(-?[\d.e+-]+),"duration":(-?[\d.e+-]+),/;
+
+/** Reads distance and duration from the head of the engine's route JSON (they lead it). */
+function leg(mode: Leg['mode'], out: RouteJsonOutput): Leg {
+  const m = HEAD.exec(out.routeJson.subarray(0, 80).toString('latin1'));
+  let distance: number;
+  let seconds: number;
+  if (m) {
+    distance = Number(m[1]);
+    seconds = Number(m[2]);
+  } else {
+    const j = JSON.parse(out.routeJson.toString()) as { distance: number; duration: number };
+    distance = j.distance;
+    seconds = j.duration;
+  }
+  return {
+    mode,
+    json: out.routeJson,
+    geometry: out.geometry ?? new Float64Array(),
+    distance,
+    duration: seconds,
+  };
+}
+
+/** Equirectangular metres between two `[lon, lat]` (city scale). */
+export function meters(a: [number, number], b: [number, number]): number {
+  const k = Math.cos(((a[1] + b[1]) * Math.PI) / 360);
+  const dx = (b[0] - a[0]) * k;
+  const dy = b[1] - a[1];
+  return Math.sqrt(dx * dx + dy * dy) * 111_195;
+}
+
+export class Planner {
+  readonly prepared: Prepared;
+  readonly city: LoadedCity;
+  private readonly base: Omit<RouteInput, 'coordinates' | 'profile'>;
+
+  constructor(
+    engine: EngineService,
+    repos: Repositories,
+    readonly req: MultiModalRequest,
+  ) {
+    this.prepared = prepare(engine, repos, {
+      coordinates: [req.origin, req.destination],
+      profile: 'cycling',
+      supersafe: true,
+      departure_time: req.departure_time,
+      nighttime: req.nighttime,
+    });
+    this.city = this.prepared.city;
+    const input = this.prepared.input;
+    this.base = { departureLocalMinutes: input.departureLocalMinutes, withGeometry: true };
+  }
+
+  get nighttime(): boolean {
+    return this.prepared.nighttime;
+  }
+
+  /** One engine route; `null` when none exists. */
+  async route(
+    mode: Leg['mode'],
+    from: [number, number],
+    to: [number, number],
+    opts: { supersafe?: boolean; night?: boolean; ebike?: boolean } = {},
+  ): Promise<Leg | null> {
+    let out: RouteJsonOutput | null;
+    try {
+      out = await this.city.engine.routeJson({
+        ...this.base,
+        coordinates: [from, to],
+        profile: mode,
+        ...(mode === 'cycling'
+          ? { supersafe: opts.supersafe ?? true, night: opts.night ?? this.nighttime, ebike: opts.ebike }
+          : {}),
+      });
+    } catch (err) {
+      throw new HttpError(400, (err as Error).message);
+    }
+    return out ? leg(mode, out) : null;
+  }
+
+  /** Targets ranked by walking cost from `from` (at most `k`). */
+  async nearestByWalking<T extends { lon: number; lat: number }>(
+    from: [number, number],
+    targets: T[],
+    k = CANDIDATES,
+  ): Promise<T[]> {
+    if (targets.length === 0) return [];
+    const found = await this.city.engine.oneToMany({
+      origin: from,
+      targets: targets.map((t) => [t.lon, t.lat]),
+      k,
+      profile: 'walking',
+      // 1,500 m as the crow flies is at most about 2 km on foot at 5 km/h.
+      maxSeconds: 1800,
+    });
+    return found.map((f) => targets[f.index] as T);
+  }
+
+  disruptionsNear(legs: Leg[]): ApiDisruption[] | undefined {
+    const cycling = legs.filter((l) => l.mode === 'cycling').map((l) => l.geometry);
+    return nearAny(this.prepared.candidates, cycling);
+  }
+
+  // ---- Personal bike -------------------------------------------------------------------------
+
+  /**
+   * SuperSafe™ and Direct (collapsed when identical); at night, or when the SuperSafe ride would
+   * finish after dark, `SuperSafe™ Night`, `Direct · Night` and the standard `SuperSafe™`.
+   * `standard` is the day SuperSafe ride (what alternatives are measured against).
+   */
+  async personal(): Promise<{ options: Option[]; standard: Leg | null }> {
+    const { origin, destination } = this.req;
+    const lit = this.city.hasLightingData;
+    const atDeparture = this.nighttime;
+    const [safeDay, directDay] = await Promise.all([
+      this.route('cycling', origin, destination, { supersafe: true, night: false }),
+      atDeparture ? null : this.route('cycling', origin, destination, { supersafe: false, night: false }),
+    ]);
+    let night = atDeparture;
+    if (!night && lit && this.req.nighttime === undefined && safeDay) {
+      const arrival = {
+        epochMs: this.prepared.departure.epochMs + safeDay.duration * 1000,
+        offsetMinutes: this.prepared.departure.offsetMinutes,
+      };
+      night = isNight(arrival, destination[0], destination[1]);
+    }
+    const option = (l: Leg, supersafe: boolean, atNight: boolean): Option => ({
+      name: 'Personal bike',
+      bike_type: 'Personal',
+      supersafe,
+      nighttime: atNight,
+      label: `${supersafe ? 'SuperSafe™' : 'Direct'}${atNight ? (supersafe ? ' Night' : ' · Night') : ''}`,
+      sublabel: atNight ? 'Prefers well-lit roads' : null,
+      legs: [this.labelled(l)],
+    });
+    const options: Option[] = [];
+    if (night) {
+      const [safeNight, directNight] = await Promise.all([
+        this.route('cycling', origin, destination, { supersafe: true, night: true }),
+        this.route('cycling', origin, destination, { supersafe: false, night: true }),
+      ]);
+      if (safeNight) options.push(option(safeNight, true, true));
+      if (directNight && !(safeNight && same(safeNight, directNight)))
+        options.push(option(directNight, false, true));
+      if (safeDay) options.push(option(safeDay, true, false));
+    } else {
+      if (safeDay) options.push(option(safeDay, true, false));
+      if (directDay && !(safeDay && same(safeDay, directDay))) options.push(option(directDay, false, false));
+    }
+    for (const o of options) {
+      const d = this.disruptionsNear(o.legs);
+      if (d) o.disruptions = d;
+    }
+    return { options, standard: safeDay };
+  }
+
+  /** A personal ride's only leg: the origin's name at its start, `End` at its end. */
+  private labelled(l: Leg): Leg {
+    return { ...l, ...(this.req.origin_name ? { startLabel: this.req.origin_name } : {}), endLabel: 'End' };
+  }
+
+  // ---- Docked bike-share -----------------------------------------------------------------------
+
+  /** Walk to a station with a bike (an e-bike when `electric`), ride, walk from a station with a dock. */
+  async docked(system: GbfsSystem, electric: boolean): Promise<Option | null> {
+    const { origin, destination } = this.req;
+    const fence = new Geofence(system);
+    const stations = system.stations();
+    if (stations.length === 0) return null;
+    const pickups: LiveStation[] = [];
+    const dropoffs: LiveStation[] = [];
+    for (const s of stations) {
+      const p: [number, number] = [s.lon, s.lat];
+      if (s.renting && meters(origin, p) <= SEARCH_RADIUS_M && fence.canStart(p, null)) {
+        const available = electric ? (s.ebikes ?? 0) : s.bikes - (s.ebikes ?? 0);
+        if (available > 0) pickups.push(s);
+      }
+      if (
+        s.returning &&
+        (s.docks ?? 1) > 0 &&
+        meters(destination, p) <= SEARCH_RADIUS_M &&
+        fence.canEnd(p, null)
+      ) {
+        dropoffs.push(s);
+      }
+    }
+    if (pickups.length === 0 || dropoffs.length === 0) return null;
+    const [from, to] = await Promise.all([
+      this.nearestByWalking(origin, pickups),
+      // Walking is the same both ways on the network (one-ways do not bind pedestrians).
+      this.nearestByWalking(destination, dropoffs),
+    ]);
+    for (const p of from) {
+      for (const q of to) {
+        if (p.id === q.id) continue;
+        const pp: [number, number] = [p.lon, p.lat];
+        const qq: [number, number] = [q.lon, q.lat];
+        const [walk1, ride, walk2] = await Promise.all([
+          this.route('walking', origin, pp),
+          this.route('cycling', pp, qq, { ebike: electric }),
+          this.route('walking', qq, destination),
+        ]);
+        if (!walk1 || !ride || !walk2) continue;
+        if (!fence.canRide(ride.geometry, null)) continue;
+        const count = electric ? p.ebikes : p.ebikes === null ? p.bikes : p.bikes - p.ebikes;
+        walk1.endLabel = count === null ? 'Pick up bike' : plural(count, electric ? 'e-bike' : 'bike');
+        if (this.req.origin_name) walk1.startLabel = this.req.origin_name;
+        ride.endLabel = q.docks === null ? 'Drop off bike' : plural(q.docks, 'dock');
+        walk2.endLabel = 'End';
+        const legs = [walk1, ride, walk2];
+        return {
+          name: system.name,
+          bike_type: 'Docked',
+          ...(electric ? { is_electric: true as const } : {}),
+          supersafe: true,
+          nighttime: this.nighttime,
+          label: null,
+          sublabel: null,
+          legs,
+          ...this.withDisruptions(legs),
+          rental: rental(
+            system,
+            { electric, planId: null, seconds: ride.duration, meters: ride.distance },
+            p.rentalUris,
+          ),
+        };
+      }
+    }
+    return null;
+  }
+
+  // ---- Dockless bike-share ---------------------------------------------------------------------
+
+  /** Walk to the nearest free-floating bike (by walking cost) and ride it to the destination. */
+  async dockless(system: GbfsSystem): Promise<Option | null> {
+    const { origin, destination } = this.req;
+    const fence = new Geofence(system);
+    const direct = meters(origin, destination);
+    const candidates: Vehicle[] = [];
+    for (const v of system.vehicles()) {
+      if (v.formFactor !== 'bicycle') continue;
+      const p: [number, number] = [v.lon, v.lat];
+      if (meters(origin, p) > SEARCH_RADIUS_M) continue;
+      // A bike that cannot even cover the straight line to the destination is not offered.
+      if (v.currentRangeMeters !== null && v.currentRangeMeters < direct) continue;
+      if (!fence.canStart(p, v.typeId)) continue;
+      candidates.push(v);
+    }
+    if (candidates.length === 0) return null;
+    const ranked = await this.nearestByWalking(origin, candidates);
+    for (const v of ranked) {
+      if (!fence.canEnd(destination, v.typeId)) return null;
+      const vv: [number, number] = [v.lon, v.lat];
+      const [walk, ride] = await Promise.all([
+        this.route('walking', origin, vv),
+        this.route('cycling', vv, destination, { ebike: v.electric }),
+      ]);
+      if (!walk || !ride) continue;
+      // The e-bike's remaining range must finish the ride.
+      if (v.currentRangeMeters !== null && v.currentRangeMeters < ride.distance) continue;
+      if (!fence.canRide(ride.geometry, v.typeId)) continue;
+      walk.endLabel = 'Pick up bike';
+      if (this.req.origin_name) walk.startLabel = this.req.origin_name;
+      ride.endLabel = 'End';
+      const legs = [walk, ride];
+      const type = v.typeId ? system.vehicleTypes.get(v.typeId) : undefined;
+      return {
+        name: system.name,
+        bike_type: 'Dockless',
+        ...(v.electric ? { is_electric: true as const } : {}),
+        supersafe: true,
+        nighttime: this.nighttime,
+        label: null,
+        sublabel: null,
+        legs,
+        ...this.withDisruptions(legs),
+        rental: rental(
+          system,
+          {
+            electric: v.electric,
+            planId: type?.pricingPlanId ?? null,
+            seconds: ride.duration,
+            meters: ride.distance,
+          },
+          v.rentalUris as RentalUris | null,
+        ),
+      };
+    }
+    return null;
+  }
+
+  private withDisruptions(legs: Leg[]): { disruptions?: ApiDisruption[] } {
+    const d = this.disruptionsNear(legs);
+    return d ? { disruptions: d } : {};
+  }
+}
+
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/** Two routes along the same roads. */
+function same(a: Leg, b: Leg): boolean {
+  if (a.geometry.length !== b.geometry.length) return false;
+  for (let i = 0; i < a.geometry.length; i++) if (a.geometry[i] !== b.geometry[i]) return false;
+  return true;
+}
+
+/** Every option of a trip, in the spec's order, with the 3 × rule applied. */
+export async function planTrip(
+  engine: EngineService,
+  repos: Repositories,
+  systemsFor: (cityId: string) => GbfsSystem[],
+  req: MultiModalRequest,
+): Promise<{ planner: Planner; options: Option[] }> {
+  const planner = new Planner(engine, repos, req);
+  const systems = systemsFor(planner.city.id);
+  const [personal, docked, ebike, dockless] = await Promise.all([
+    planner.personal(),
+    Promise.all(systems.map((s) => planner.docked(s, false))),
+    Promise.all(systems.map((s) => planner.docked(s, true))),
+    Promise.all(systems.map((s) => planner.dockless(s))),
+  ]);
+  const limit = personal.standard ? SLOWER_LIMIT * personal.standard.duration : Number.POSITIVE_INFINITY;
+  const shared = [...docked, ...ebike, ...dockless].filter(
+    (o): o is Option => o !== null && duration(o) <= limit,
+  );
+  return { planner, options: [...personal.options, ...shared] };
+}
+
+// ---- Writing the response ----------------------------------------------------------------------
+
+function writeLeg(l: Leg): Buffer {
+  const head: Record<string, unknown> = { mode: l.mode };
+  if (l.startLabel !== undefined) head.start_label = l.startLabel;
+  if (l.endLabel !== undefined) head.end_label = l.endLabel;
+  if (l.extra) Object.assign(head, l.extra);
+  const h = JSON.stringify(head);
+  // `{"mode":…,"end_label":…` + `,` + the route object's members.
+  return Buffer.concat([Buffer.from(`${h.slice(0, -1)},`), l.json.subarray(1)]);
+}
+
+export function writeOption(o: Option): Buffer {
+  const head = {
+    name: o.name,
+    bike_type: o.bike_type,
+    ...(o.is_electric ? { is_electric: true } : {}),
+    supersafe: o.supersafe,
+    nighttime: o.nighttime,
+    label: o.label,
+    sublabel: o.sublabel,
+  };
+  const tail: Record<string, unknown> = {};
+  if (o.disruptions) tail.disruptions = o.disruptions;
+  if (o.rental) tail.rental = o.rental;
+  if (o.parking !== undefined) tail.parking = o.parking;
+  if (o.event !== undefined) tail.event = o.event;
+  const parts: Buffer[] = [Buffer.from(`${JSON.stringify(head).slice(0, -1)},"legs":[`)];
+  o.legs.forEach((l, i) => {
+    if (i > 0) parts.push(Buffer.from(','));
+    parts.push(writeLeg(l));
+  });
+  const t = JSON.stringify(tail);
+  parts.push(Buffer.from(t === '{}' ? ']}' : `],${t.slice(1)}`));
+  return Buffer.concat(parts);
+}
+
+export function writeResponse(searchId: string, options: Option[], destinationParking: unknown): Buffer {
+  const parts: Buffer[] = [Buffer.from(`{"search_id":${JSON.stringify(searchId)},"options":[`)];
+  options.forEach((o, i) => {
+    if (i > 0) parts.push(Buffer.from(','));
+    parts.push(writeOption(o));
+  });
+  parts.push(Buffer.from(`],"destination_parking":${JSON.stringify(destinationParking ?? null)}}`));
+  return Buffer.concat(parts);
+}
