@@ -26,7 +26,7 @@ const silent = {
   level: 'silent',
 } as unknown as FastifyBaseLogger;
 
-const OPTIONS = { timeoutMs: 500, staleSeconds: 180, minRefreshSeconds: 1, maxRefreshSeconds: 3600 };
+const OPTIONS = { timeoutMs: 1500, staleSeconds: 180, minRefreshSeconds: 1, maxRefreshSeconds: 3600 };
 
 let srv: GbfsTestServer;
 const systems: GbfsSystem[] = [];
@@ -216,7 +216,7 @@ describe('GBFS client', () => {
       json: discovery(srv.base, 'bad', ['station_information', 'station_status'], '2.3'),
     });
     srv.set('/bad/station_information.json', { status: 500 });
-    srv.set('/bad/station_status.json', { delayMs: 2000, json: { data: { stations: [] } } });
+    srv.set('/bad/station_status.json', { delayMs: 3000, json: { data: { stations: [] } } });
     const s = system(`${srv.base}/bad/gbfs.json`);
     await s.start();
     expect(s.stations()).toEqual([]);
@@ -288,7 +288,7 @@ describe('GET /health/ with bike-share systems', () => {
         { id: 'citibike', city: 'nyc', url: `${srv.base}/citibike/gbfs.json`, name: 'Citi Bike' },
         { id: 'broken', city: 'nyc', url: `${srv.base}/bad/gbfs.json` },
       ]),
-      QUIETWAY_GBFS_TIMEOUT_MS: '300',
+      QUIETWAY_GBFS_TIMEOUT_MS: '1500',
     });
     const app = await buildApp({ config });
     await app.gbfs.ready();

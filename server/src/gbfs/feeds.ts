@@ -268,7 +268,7 @@ export function readStationStatus(
       for (const v of s.vehicle_types_available) {
         if (!isObj(v)) continue;
         const t = types.get(str(v.vehicle_type_id) ?? '');
-        if (!t || t.formFactor !== 'bicycle') continue;
+        if (t?.formFactor !== 'bicycle') continue;
         const count = num(v.count) ?? 0;
         bikes += count;
         if (isElectric(t.propulsion)) ebikes += count;

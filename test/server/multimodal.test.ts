@@ -1,0 +1,493 @@
+// POST /multi-modal/v2/ and the deprecated v1 on real extracts with the recorded Citi Bike (New York),
+// Divvy (Chicago) and Bay Wheels (West Oakland) feeds served over real HTTP on 127.0.0.1.
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../server/src/app.js';
+import { issueKey } from '../../server/src/auth/keys.js';
+import { departureIn, isNight } from '../../server/src/routing/time.js';
+import {
+  discovery,
+  type GbfsTestServer,
+  recorded,
+  rewrittenDiscovery,
+  startGbfsServer,
+} from '../gbfs-server.js';
+import { buildGraph, SHARED_DATA, tempDir, testConfig } from '../helpers.js';
+
+interface Leg {
+  mode: string;
+  start_label?: string;
+  end_label?: string;
+  distance: number;
+  duration: number;
+  geometry: { type: string; coordinates: [number, number][] };
+  steps: { mode: string; maneuver: { instruction: string } }[];
+  reroutable?: boolean;
+}
+interface Option {
+  name: string;
+  bike_type: string;
+  is_electric?: boolean;
+  supersafe: boolean;
+  nighttime: boolean;
+  label: string | null;
+  sublabel: string | null;
+  legs: Leg[];
+  rental?: {
+    pricing: null | Record<string, number | string | null>;
+    app_links: { android: string | null; ios: string | null; logo: string | null };
+  };
+  parking?: unknown;
+  event?: unknown;
+}
+
+const graphs = tempDir('quietway-mm-graphs-');
+let srv: GbfsTestServer;
+const apps: FastifyInstance[] = [];
+
+/** An app with the three cities' graphs and the given GBFS systems. */
+async function appWith(systems: unknown[], cities?: string[]) {
+  const config = testConfig({
+    QUIETWAY_GBFS_SYSTEMS: JSON.stringify(systems),
+    QUIETWAY_GBFS_TIMEOUT_MS: '2500',
+  });
+  const fs = await import('node:fs');
+  fs.mkdirSync(config.graphDir, { recursive: true });
+  for (const f of fs.readdirSync(graphs)) {
+    if (f.endsWith('.qwg') && (!cities || cities.includes(f.slice(0, -4))))
+      fs.copyFileSync(path.join(graphs, f), path.join(config.graphDir, f));
+  }
+  const app = await buildApp({ config });
+  apps.push(app);
+  await app.gbfs.ready();
+  const key = issueKey(app.repos, { kind: 'app', name: 'test', source: null, legacyV1: false }).key;
+  const legacy = issueKey(app.repos, { kind: 'app', name: 'old', source: null, legacyV1: true }).key;
+  const post = (payload: unknown, url = '/multi-modal/v2/', k = key) =>
+    app.inject({ method: 'POST', url, headers: { apikey: k }, payload: payload as object });
+  return { app, post, legacy };
+}
+
+let main: Awaited<ReturnType<typeof appWith>>;
+const citibike = () => ({
+  id: 'citibike',
+  city: 'nyc',
+  url: `${srv.base}/citibike/gbfs.json`,
+  name: 'Citi Bike',
+});
+const divvy = (prefix = 'divvy') => ({ id: prefix, city: 'chicago', url: `${srv.base}/${prefix}/gbfs.json` });
+const baywheels = () => ({ id: 'baywheels', city: 'sf-bay-area', url: `${srv.base}/baywheels/gbfs.json` });
+
+beforeAll(async () => {
+  buildGraph('nyc', [path.join(SHARED_DATA, 'osm/nyc-lower-manhattan.osm.pbf')], graphs, 25);
+  buildGraph('chicago', [path.join(SHARED_DATA, 'osm/chicago-loop.osm.pbf')], graphs, 25);
+  buildGraph('sf-bay-area', [path.join(SHARED_DATA, 'osm/west-oakland.osm.bz2')], graphs, 25);
+  srv = await startGbfsServer({
+    ...recorded('citibike-nyc-2024-10-02', 'citibike'),
+    ...recorded('divvy-chicago-2025-01-29', 'divvy'),
+    ...recorded('baywheels-sf-2023-07-19', 'baywheels'),
+  });
+  // The Citi Bike and Bay Wheels recordings have no discovery file: one lists what was recorded.
+  srv.set('/citibike/gbfs.json', {
+    json: discovery(srv.base, 'citibike', ['station_information', 'station_status'], '1.1'),
+  });
+  srv.set('/baywheels/gbfs.json', {
+    json: discovery(
+      srv.base,
+      'baywheels',
+      ['system_information', 'station_information', 'station_status'],
+      '1.1',
+    ),
+  });
+  srv.set('/divvy/gbfs.json', { json: rewrittenDiscovery('divvy-chicago-2025-01-29', srv.base, 'divvy') });
+  srv.set('/broken/gbfs.json', {
+    json: discovery(srv.base, 'broken', ['station_information', 'station_status']),
+  });
+  srv.set('/broken/station_information.json', { status: 500 });
+  srv.set('/broken/station_status.json', { delayMs: 5000, json: {} });
+  main = await appWith([
+    citibike(),
+    divvy(),
+    baywheels(),
+    { id: 'broken', city: 'nyc', url: `${srv.base}/broken/gbfs.json`, name: 'Broken Bikes' },
+  ]);
+}, 120_000);
+afterAll(async () => {
+  for (const a of apps) await a.close();
+  await srv.close();
+});
+
+// Battery Park to City Hall, about 1.3 km as the crow flies.
+const NYC_A: [number, number] = [-74.015, 40.704];
+const NYC_B: [number, number] = [-74.004, 40.712];
+// Chicago Loop: State & Jackson to near Millennium Park north-east.
+const CHI_A: [number, number] = [-87.6298, 41.8781];
+const CHI_B: [number, number] = [-87.62, 41.888];
+
+const summary = (o: Option[]) =>
+  o.map((x) => `${x.bike_type}${x.is_electric ? '+e' : ''}:${x.label ?? x.name}`);
+const total = (o: Option) => o.legs.reduce((a, l) => a + l.duration, 0);
+const last = <T>(a: T[]) => a[a.length - 1] as T;
+
+function checkLegs(o: Option) {
+  const legs = o.legs;
+  expect(last(legs).end_label).toBe('End');
+  for (const l of legs) {
+    expect(l.geometry.type).toBe('LineString');
+    expect(l.steps.length).toBeGreaterThan(0);
+    for (const s of l.steps) expect(s.mode).toBe(l.mode);
+    expect(last(l.steps).maneuver.instruction).toBe('Arrive at destination');
+  }
+  // Legs join up at the station or bike: walking and riding snap it to the nearest footway and the
+  // nearest rideable road, which may lie a few tens of metres apart.
+  for (let i = 1; i < legs.length; i++) {
+    const a = last((legs[i - 1] as Leg).geometry.coordinates);
+    const b = (legs[i] as Leg).geometry.coordinates[0] as [number, number];
+    expect(Math.hypot((a[0] - b[0]) * 84_000, (a[1] - b[1]) * 111_195)).toBeLessThan(80);
+  }
+}
+
+describe('POST /multi-modal/v2/', () => {
+  it('New York by day: Personal SuperSafe and Direct, then Citi Bike docked and docked e-bike', async () => {
+    const res = await main.post({ origin: NYC_A, destination: NYC_B, departure_time: '2026-11-23T12:00' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.search_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(body.destination_parking).toBeNull();
+    const options = body.options as Option[];
+    expect(summary(options)).toEqual([
+      'Personal:SuperSafe™',
+      'Personal:Direct',
+      'Docked:Citi Bike',
+      'Docked+e:Citi Bike',
+    ]);
+    const [safe, direct, docked, ebike] = options as [Option, Option, Option, Option];
+    expect(safe).toMatchObject({ supersafe: true, nighttime: false, sublabel: null, bike_type: 'Personal' });
+    expect(direct.supersafe).toBe(false);
+    expect(safe.rental).toBeUndefined();
+    expect(safe.legs.map((l) => l.mode)).toEqual(['cycling']);
+    for (const o of options) checkLegs(o);
+    // Docked: walk to a station with bikes, ride, walk from a station with docks; live counts.
+    expect(docked.legs.map((l) => l.mode)).toEqual(['walking', 'cycling', 'walking']);
+    expect(docked.label).toBeNull();
+    expect(docked.is_electric).toBeUndefined();
+    expect(docked.supersafe).toBe(true);
+    expect(docked.legs[0]?.end_label).toMatch(/^\d+ bikes?$/);
+    expect(docked.legs[1]?.end_label).toMatch(/^\d+ docks?$/);
+    expect(ebike.is_electric).toBe(true);
+    expect(ebike.legs[0]?.end_label).toMatch(/^\d+ e-bikes?$/);
+    // Speeds: walking 5 km/h, cycling 15 km/h at most, e-bike 22 km/h.
+    const [w, ride] = docked.legs as [Leg, Leg];
+    expect(w.duration).toBeCloseTo(w.distance / (5 / 3.6), -1);
+    expect(ride.distance / ride.duration).toBeLessThanOrEqual(15 / 3.6 + 0.01);
+    const eride = ebike.legs[1] as Leg;
+    expect(eride.distance / eride.duration).toBeGreaterThan(15 / 3.6);
+    expect(eride.distance / eride.duration).toBeLessThanOrEqual(22 / 3.6 + 0.01);
+    // Citi Bike's recording has no pricing or system_information: pricing null, the stations' app links.
+    expect(docked.rental).toEqual({
+      pricing: null,
+      app_links: {
+        android: 'https://bkn.lft.to/lastmile_qr_scan',
+        ios: 'https://bkn.lft.to/lastmile_qr_scan',
+        logo: null,
+      },
+    });
+    // The failing system is left out; the trip still answers.
+    expect(options.some((o) => o.name === 'Broken Bikes')).toBe(false);
+  });
+
+  it('chooses stations by walking cost, within 1,500 m, with the live counts it shows', async () => {
+    const body = (await main.post({ origin: NYC_A, destination: NYC_B })).json();
+    const docked = (body.options as Option[]).find(
+      (o) => o.bike_type === 'Docked' && !o.is_electric,
+    ) as Option;
+    const pick = last((docked.legs[0] as Leg).geometry.coordinates);
+    const drop = (docked.legs[2] as Leg).geometry.coordinates[0] as [number, number];
+    const fs = await import('node:fs');
+    const info = JSON.parse(
+      fs.readFileSync(
+        path.join(SHARED_DATA, 'gbfs/citibike-nyc-2024-10-02/station_information.json'),
+        'utf8',
+      ),
+    ).data.stations as { lon: number; lat: number; station_id: string }[];
+    const m = (a: [number, number], b: [number, number]) =>
+      Math.hypot((a[0] - b[0]) * 84_300, (a[1] - b[1]) * 111_195);
+    const nearestStation = (p: [number, number]) =>
+      info.reduce((x, y) => (m([x.lon, x.lat], p) <= m([y.lon, y.lat], p) ? x : y));
+    const ps = nearestStation(pick);
+    const ds = nearestStation(drop);
+    expect(m([ps.lon, ps.lat], NYC_A)).toBeLessThanOrEqual(1500);
+    expect(m([ds.lon, ds.lat], NYC_B)).toBeLessThanOrEqual(1500);
+    const status = JSON.parse(
+      fs.readFileSync(path.join(SHARED_DATA, 'gbfs/citibike-nyc-2024-10-02/station_status.json'), 'utf8'),
+    ).data.stations as {
+      station_id: string;
+      num_bikes_available: number;
+      num_ebikes_available: number;
+      num_docks_available: number;
+    }[];
+    const sp = status.find((s) => s.station_id === ps.station_id);
+    const sd = status.find((s) => s.station_id === ds.station_id);
+    expect(docked.legs[0]?.end_label).toBe(
+      `${(sp?.num_bikes_available ?? 0) - (sp?.num_ebikes_available ?? 0)} bikes`,
+    );
+    expect(docked.legs[1]?.end_label).toBe(`${sd?.num_docks_available} docks`);
+  });
+
+  it('New York at night: SuperSafe™ Night, Direct · Night and the standard SuperSafe™', async () => {
+    const options = (
+      await main.post({ origin: NYC_A, destination: NYC_B, departure_time: '2026-11-23T22:00' })
+    ).json().options as Option[];
+    const personal = options.filter((o) => o.bike_type === 'Personal');
+    expect(personal.map((o) => [o.label, o.sublabel, o.supersafe, o.nighttime])).toEqual([
+      ['SuperSafe™ Night', 'Prefers well-lit roads', true, true],
+      ['Direct · Night', 'Prefers well-lit roads', false, true],
+      ['SuperSafe™', null, true, false],
+    ]);
+    for (const o of options.filter((x) => x.bike_type !== 'Personal')) expect(o.nighttime).toBe(true);
+    // The lighting override turns the fan-out off.
+    const day = (
+      await main.post({
+        origin: NYC_A,
+        destination: NYC_B,
+        departure_time: '2026-11-23T22:00',
+        nighttime: false,
+      })
+    ).json().options as Option[];
+    expect(day.filter((o) => o.bike_type === 'Personal').map((o) => o.label)).toEqual([
+      'SuperSafe™',
+      'Direct',
+    ]);
+  });
+
+  it('fans out for a ride that starts in daylight and finishes after dark', async () => {
+    // The last minute before night begins on 2026-11-23 in New York, less five: the ride (about ten
+    // minutes) ends after dark.
+    let minute = 16 * 60;
+    const at = (m: number) =>
+      `2026-11-23T${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+    while (!isNight(departureIn(at(minute), 'America/New_York'), NYC_B[0], NYC_B[1])) minute++;
+    const options = (
+      await main.post({ origin: NYC_A, destination: NYC_B, departure_time: at(minute - 5) })
+    ).json().options as Option[];
+    expect(options.filter((o) => o.bike_type === 'Personal').map((o) => o.label)).toEqual([
+      'SuperSafe™ Night',
+      'Direct · Night',
+      'SuperSafe™',
+    ]);
+    // Bike-share options ride the regime at departure: still day.
+    expect(options.filter((o) => o.bike_type !== 'Personal').every((o) => !o.nighttime)).toBe(true);
+    const early = (
+      await main.post({ origin: NYC_A, destination: NYC_B, departure_time: at(minute - 60) })
+    ).json().options as Option[];
+    expect(early.filter((o) => o.bike_type === 'Personal').map((o) => o.label)).toEqual([
+      'SuperSafe™',
+      'Direct',
+    ]);
+  });
+
+  it('Chicago with Divvy: docked, docked e-bike and dockless with prices for the trip', async () => {
+    const options = (
+      await main.post({ origin: CHI_A, destination: CHI_B, departure_time: '2026-11-23T12:00' })
+    ).json().options as Option[];
+    expect(summary(options)).toEqual([
+      'Personal:SuperSafe™',
+      'Personal:Direct',
+      'Docked:Divvy',
+      'Docked+e:Divvy',
+      'Dockless+e:Divvy',
+    ]);
+    for (const o of options) checkLegs(o);
+    // Chicago has no lighting data: never night.
+    const night = (
+      await main.post({ origin: CHI_A, destination: CHI_B, departure_time: '2026-11-23T23:00' })
+    ).json().options as Option[];
+    expect(night.every((o) => o.nighttime === false && o.sublabel === null)).toBe(true);
+    const [, , docked, ebike, dockless] = options as [Option, Option, Option, Option, Option];
+    // BIKE SINGLE RIDE: $1.00 unlock, $0.18 per started minute of the ride.
+    const rideMin = (o: Option) => (o.legs[1] as Leg).duration / 60;
+    expect(docked.rental?.pricing).toEqual({
+      currency: 'USD',
+      unlock_fee: 1,
+      per_min_rate: 0.18,
+      per_min_interval: 1,
+      per_km_rate: null,
+      per_km_interval: null,
+      description: '$1.00 unlock fee, $0.18 per minute.',
+      estimated_cost: Math.round((1 + 0.18 * Math.ceil(rideMin(docked))) * 100) / 100,
+    });
+    expect(ebike.rental?.pricing?.per_min_rate).toBe(0.44);
+    expect(ebike.rental?.pricing?.estimated_cost).toBe(
+      Math.round((1 + 0.44 * Math.ceil(rideMin(ebike))) * 100) / 100,
+    );
+    // Dockless: walk to the nearest e-bike, ride to the door.
+    expect(dockless.legs.map((l) => [l.mode, l.end_label])).toEqual([
+      ['walking', 'Pick up bike'],
+      ['cycling', 'End'],
+    ]);
+    expect(last((dockless.legs[1] as Leg).geometry.coordinates)[1]).toBeCloseTo(CHI_B[1], 2);
+    expect(dockless.rental?.pricing?.description).toBe('$1.00 unlock fee, $0.44 per minute.');
+    expect(dockless.rental?.app_links.ios).toBe('https://chi.lft.to/lastmile_qr_scan');
+  });
+
+  it('Bay Wheels in West Oakland: docked between the BART station and Mandela Parkway', async () => {
+    const options = (
+      await main.post({
+        origin: [-122.2952, 37.8043],
+        destination: [-122.2905, 37.8118],
+        departure_time: '2026-11-23T12:00',
+      })
+    ).json().options as Option[];
+    const docked = options.find((o) => o.bike_type === 'Docked') as Option;
+    expect(docked.name).toBe('Bay Wheels');
+    expect(docked.legs[0]?.end_label).toMatch(/^\d+ bikes$/);
+    // No e-bikes at either station in the recording: no docked e-bike option.
+    expect(options.some((o) => o.is_electric)).toBe(false);
+  });
+
+  it('drops alternatives more than 3 × slower than the personal bike', async () => {
+    const short = (await main.post({ origin: [-74.0089, 40.70797], destination: [-74.0082, 40.7095] })).json()
+      .options as Option[];
+    expect(short.map((o) => o.bike_type)).toEqual(['Personal']);
+    const options = (await main.post({ origin: NYC_A, destination: NYC_B })).json().options as Option[];
+    const personal = total(options[0] as Option);
+    for (const o of options) expect(total(o)).toBeLessThanOrEqual(3 * personal);
+  });
+
+  it('answers an empty options array when nothing is viable', async () => {
+    // Inside New York's coverage (Staten Island) but far beyond the loaded extract.
+    const res = await main.post({ origin: [-74.15, 40.58], destination: [-74.14, 40.59] });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().options).toEqual([]);
+  });
+
+  it('validates like directions', async () => {
+    const bad = async (payload: unknown, re: RegExp) => {
+      const res = await main.post(payload);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatch(re);
+    };
+    await bad({ destination: NYC_B }, /origin/);
+    await bad({ origin: [200, 40], destination: NYC_B }, /longitude/);
+    await bad({ origin: NYC_A, destination: NYC_B, departure_time: '2026-13-01T10:00' }, /departure_time/);
+    await bad({ origin: NYC_A, destination: NYC_B, parking_type: 'car' }, /parking_type/);
+    await bad({ origin: NYC_A, destination: NYC_B, custom_route_id: 'x' }, /custom_route_id/);
+    const cross = await main.post({ origin: NYC_A, destination: CHI_B });
+    expect(cross.statusCode).toBe(400);
+    expect(cross.json().code).toBe('CROSS_CITY_ROUTE');
+    const get = await main.app.inject({ method: 'GET', url: '/multi-modal/v2/' });
+    expect(get.statusCode).toBe(405);
+  });
+});
+
+describe('POST /multi-modal/ (deprecated v1)', () => {
+  it('answers legacy keys with the same options and deprecation headers', async () => {
+    const res = await main.post({ origin: CHI_A, destination: CHI_B }, '/multi-modal/', main.legacy);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers.deprecation).toBeDefined();
+    expect(res.headers.link).toContain('/multi-modal/v2/');
+    expect((res.json().options as Option[]).length).toBeGreaterThan(2);
+    const closed = await main.post({ origin: CHI_A, destination: CHI_B }, '/multi-modal/');
+    expect(closed.statusCode).toBe(403);
+  });
+});
+
+describe('geofencing', () => {
+  const square = (c: [number, number], r: number): [number, number][][] => [
+    [
+      [c[0] - r, c[1] - r],
+      [c[0] + r, c[1] - r],
+      [c[0] + r, c[1] + r],
+      [c[0] - r, c[1] + r],
+      [c[0] - r, c[1] - r],
+    ],
+  ];
+  const zoned = async (
+    prefix: string,
+    zones: { polygon: [number, number][][]; rule: Record<string, unknown> }[],
+  ) => {
+    const feeds = [
+      'system_information',
+      'vehicle_types',
+      'station_information',
+      'station_status',
+      'free_bike_status',
+      'system_pricing_plans',
+    ];
+    const routes = recorded('divvy-chicago-2025-01-29', prefix);
+    for (const [p, what] of Object.entries(routes)) srv.set(p, what);
+    srv.set(`/${prefix}/gbfs.json`, { json: discovery(srv.base, prefix, [...feeds, 'geofencing_zones']) });
+    srv.set(`/${prefix}/geofencing_zones.json`, {
+      json: {
+        last_updated: 1738144058,
+        ttl: 60,
+        version: '2.3',
+        data: {
+          geofencing_zones: {
+            type: 'FeatureCollection',
+            features: zones.map((z, i) => ({
+              type: 'Feature',
+              geometry: { type: 'Polygon', coordinates: z.polygon },
+              properties: { name: `zone ${i}`, rules: [z.rule] },
+            })),
+          },
+        },
+      },
+    });
+    return appWith([divvy(prefix)], ['chicago']);
+  };
+  const inside = (p: [number, number], poly: [number, number][][]) => {
+    const ring = poly[0] as [number, number][];
+    const xs = ring.map((q) => q[0]);
+    const ys = ring.map((q) => q[1]);
+    return (
+      p[0] > Math.min(...xs) && p[0] < Math.max(...xs) && p[1] > Math.min(...ys) && p[1] < Math.max(...ys)
+    );
+  };
+
+  it('never picks a bike in a no-ride zone, and keeps rides out of zones they may not cross', async () => {
+    const plain = (await main.post({ origin: CHI_A, destination: CHI_B })).json().options as Option[];
+    const dockless = plain.find((o) => o.bike_type === 'Dockless') as Option;
+    const bike = last((dockless.legs[0] as Leg).geometry.coordinates);
+    const noRide = square(bike, 0.0012);
+    const app = await zoned('zone1', [
+      { polygon: noRide, rule: { ride_allowed: false, ride_through_allowed: false } },
+    ]);
+    const options = (await app.post({ origin: CHI_A, destination: CHI_B })).json().options as Option[];
+    expect(options.length).toBeGreaterThan(2);
+    for (const o of options.filter((x) => x.bike_type !== 'Personal')) {
+      for (const l of o.legs.filter((x) => x.mode === 'cycling')) {
+        for (const p of l.geometry.coordinates) expect(inside(p, noRide)).toBe(false);
+      }
+    }
+    // Another bike, outside the zone, is chosen.
+    const moved = options.find((o) => o.bike_type === 'Dockless') as Option;
+    expect(inside(last((moved.legs[0] as Leg).geometry.coordinates), noRide)).toBe(false);
+  });
+
+  it('leaves dockless out when the destination is a no-parking zone; docked stations outside still work', async () => {
+    const noParking = square(CHI_B, 0.0008);
+    const app = await zoned('zone2', [
+      { polygon: noParking, rule: { ride_allowed: false, ride_through_allowed: true } },
+    ]);
+    const options = (await app.post({ origin: CHI_A, destination: CHI_B })).json().options as Option[];
+    expect(options.some((o) => o.bike_type === 'Dockless')).toBe(false);
+    const docked = options.find((o) => o.bike_type === 'Docked') as Option;
+    expect(inside((docked.legs[2] as Leg).geometry.coordinates[0] as [number, number], noParking)).toBe(
+      false,
+    );
+  });
+
+  it('a zone closed to a vehicle type only binds that type', async () => {
+    const everywhere = square(CHI_A, 0.05);
+    // Scooters (type 3) may not ride here; bicycles may.
+    const app = await zoned('zone3', [
+      {
+        polygon: everywhere,
+        rule: { vehicle_type_ids: ['3'], ride_allowed: false, ride_through_allowed: false },
+      },
+    ]);
+    const options = (await app.post({ origin: CHI_A, destination: CHI_B })).json().options as Option[];
+    expect(options.some((o) => o.bike_type === 'Dockless')).toBe(true);
+  });
+});
