@@ -89,7 +89,7 @@ export async function buildApp({
   await app.register(adminOAuthClientRoutes);
   await app.register(directionsV2);
   await app.register(directionsV1);
-  await app.register(multiModalRoutes);
+  await app.register(multiModalRoutes, { config });
   await app.register(userRoutes);
   await app.register(eventsRoutes);
   await app.register(functionsRoutes);

@@ -90,7 +90,46 @@ const envSchema = z.object({
   QUIETWAY_GBFS_TIMEOUT_MS: int(100, 60_000, 4000),
   QUIETWAY_GBFS_STALE_SECONDS: int(1, 86_400, 180),
   QUIETWAY_GBFS_MIN_REFRESH_SECONDS: int(1, 3600, 10),
+  QUIETWAY_PARKING: z.string().default(''),
 });
+
+const parkingSchema = z.record(
+  z.string(),
+  z.object({
+    regular: z.array(z.string().min(1)).optional(),
+    ebike_bays: z.array(z.string().min(1)).optional(),
+    ebike_bay_areas: z.array(z.string().min(1)).optional(),
+    ebike_operators: z.record(z.string(), z.array(z.string().min(1))).optional(),
+  }),
+);
+
+/** QUIETWAY_PARKING: a JSON object of parking data per city, or the path of a file holding one. */
+function parkingConfig(value: string): z.infer<typeof parkingSchema> | null {
+  const v = value.trim();
+  if (!v) return null;
+  let text = v;
+  if (!v.startsWith('{')) {
+    try {
+      text = fs.readFileSync(path.resolve(PROJECT_ROOT, v), 'utf8');
+    } catch (err) {
+      throw new ConfigError(
+        `Invalid configuration:\n  QUIETWAY_PARKING: neither a JSON object nor a readable file (${(err as Error).message})`,
+      );
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ConfigError('Invalid configuration:\n  QUIETWAY_PARKING: not valid JSON');
+  }
+  const r = parkingSchema.safeParse(json);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  QUIETWAY_PARKING.${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return r.data;
+}
 
 const gbfsSystemSchema = z.object({
   id: z.string().regex(/^[a-z0-9_-]{1,64}$/, 'lower-case letters, digits, _ and -'),
@@ -209,6 +248,20 @@ export interface Config {
     staleSeconds: number;
     minRefreshSeconds: number;
   };
+  /**
+   * Parking data per city for multi-modal `parking_type` (paths relative to the shared data
+   * folder), replacing per city the defaults: the shared data's rack files (multimodal/parking.ts
+   * DEFAULT_PARKING).
+   */
+  parking: Record<
+    string,
+    {
+      regular?: string[];
+      ebike_bays?: string[];
+      ebike_bay_areas?: string[];
+      ebike_operators?: Record<string, string[]>;
+    }
+  > | null;
 }
 
 export class ConfigError extends Error {}
@@ -329,5 +382,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       staleSeconds: e.QUIETWAY_GBFS_STALE_SECONDS,
       minRefreshSeconds: e.QUIETWAY_GBFS_MIN_REFRESH_SECONDS,
     },
+    parking: parkingConfig(e.QUIETWAY_PARKING),
   };
 }

@@ -43,19 +43,24 @@ interface Option {
 }
 
 const graphs = tempDir('quietway-mm-graphs-');
+const BAYS = path.join(graphs, 'london-ebike-bays.geojson');
 let srv: GbfsTestServer;
 const apps: FastifyInstance[] = [];
 
 /** An app with the three cities' graphs and the given GBFS systems. */
-async function appWith(systems: unknown[], cities?: string[]) {
+async function appWith(systems: unknown[], cities?: string[], env: Record<string, string> = {}) {
   const config = testConfig({
     QUIETWAY_GBFS_SYSTEMS: JSON.stringify(systems),
     QUIETWAY_GBFS_TIMEOUT_MS: '2500',
+    ...env,
   });
   const fs = await import('node:fs');
   fs.mkdirSync(config.graphDir, { recursive: true });
   for (const f of fs.readdirSync(graphs)) {
-    if (f.endsWith('.qwg') && (!cities || cities.includes(f.slice(0, -4))))
+    if (
+      (f.endsWith('.qwg') || f.endsWith('.places.ndjson')) &&
+      (!cities || cities.includes(f.split('.')[0] ?? ''))
+    )
       fs.copyFileSync(path.join(graphs, f), path.join(config.graphDir, f));
   }
   const app = await buildApp({ config });
@@ -82,6 +87,25 @@ beforeAll(async () => {
   buildGraph('nyc', [path.join(SHARED_DATA, 'osm/nyc-lower-manhattan.osm.pbf')], graphs, 25);
   buildGraph('chicago', [path.join(SHARED_DATA, 'osm/chicago-loop.osm.pbf')], graphs, 25);
   buildGraph('sf-bay-area', [path.join(SHARED_DATA, 'osm/west-oakland.osm.bz2')], graphs, 25);
+  buildGraph('london', [path.join(SHARED_DATA, 'osm/london-clerkenwell.osm.pbf')], graphs, 25);
+  // Hand-written e-bike bays (no bay data is recorded): one Forest bay by St Paul's (City of
+  // London), Lime bays in Islington and Camden.
+  const fs = await import('node:fs');
+  fs.writeFileSync(
+    BAYS,
+    JSON.stringify({
+      type: 'FeatureCollection',
+      features: [
+        { name: 'St Paul’s bay', operator: 'forest', at: [-0.0972, 51.515] },
+        { name: 'Clerkenwell Road bay', operator: 'lime', at: [-0.102, 51.5245] },
+        { name: 'Hatton Garden bay', operator: 'lime', at: [-0.11, 51.518] },
+      ].map((b) => ({
+        type: 'Feature',
+        geometry: { type: 'Point', coordinates: b.at },
+        properties: { name: b.name, operator: b.operator },
+      })),
+    }),
+  );
   srv = await startGbfsServer({
     ...recorded('citibike-nyc-2024-10-02', 'citibike'),
     ...recorded('divvy-chicago-2025-01-29', 'divvy'),
@@ -105,12 +129,24 @@ beforeAll(async () => {
   });
   srv.set('/broken/station_information.json', { status: 500 });
   srv.set('/broken/station_status.json', { delayMs: 5000, json: {} });
-  main = await appWith([
-    citibike(),
-    divvy(),
-    baywheels(),
-    { id: 'broken', city: 'nyc', url: `${srv.base}/broken/gbfs.json`, name: 'Broken Bikes' },
-  ]);
+  main = await appWith(
+    [
+      citibike(),
+      divvy(),
+      baywheels(),
+      { id: 'broken', city: 'nyc', url: `${srv.base}/broken/gbfs.json`, name: 'Broken Bikes' },
+    ],
+    undefined,
+    {
+      QUIETWAY_PARKING: JSON.stringify({
+        london: {
+          ebike_bays: [BAYS],
+          ebike_bay_areas: ['City of London', 'Islington'],
+          ebike_operators: { lime: ['Islington', 'Camden'], forest: ['City of London', 'Islington'] },
+        },
+      }),
+    },
+  );
 }, 120_000);
 afterAll(async () => {
   for (const a of apps) await a.close();
@@ -377,6 +413,127 @@ describe('POST /multi-modal/v2/', () => {
     expect(cross.json().code).toBe('CROSS_CITY_ROUTE');
     const get = await main.app.inject({ method: 'GET', url: '/multi-modal/v2/' });
     expect(get.statusCode).toBe(405);
+  });
+});
+
+describe('parking at the destination', () => {
+  // Clerkenwell Green (Islington), St Paul's (City of London), Gray's Inn Road (Camden).
+  const ISLINGTON: [number, number] = [-0.1053, 51.5233];
+  const ST_PAULS: [number, number] = [-0.0985, 51.5138];
+  const CAMDEN: [number, number] = [-0.118, 51.52];
+  const personal = (o: Option[]) => o.filter((x) => x.bike_type === 'Personal');
+
+  it('regular: rides to the nearest rack of Chicago’s rack table and walks the rest', async () => {
+    const plain = (await main.post({ origin: CHI_A, destination: CHI_B })).json();
+    const body = (await main.post({ origin: CHI_A, destination: CHI_B, parking_type: 'regular' })).json();
+    expect(body.destination_parking).toEqual({
+      parking_type: 'regular',
+      status: 'spot',
+      covered: true,
+      area: expect.any(String),
+      operator: null,
+    });
+    for (const o of personal(body.options)) {
+      expect(o.legs.map((l) => [l.mode, l.end_label])).toEqual([
+        ['cycling', 'Park bike'],
+        ['walking', 'End'],
+      ]);
+      expect(o.parking).toMatchObject({ type: 'regular', source: 'chicago-bike-racks.csv' });
+      const spot = (o.parking as { location: [number, number] }).location;
+      expect(Math.hypot((spot[0] - CHI_B[0]) * 83_000, (spot[1] - CHI_B[1]) * 111_195)).toBeLessThanOrEqual(
+        1500,
+      );
+    }
+    // Other option types are unaffected.
+    const others = (x: Option[]) => x.filter((o) => o.bike_type !== 'Personal').map((o) => o.legs.length);
+    expect(others(body.options)).toEqual(others(plain.options));
+  });
+
+  it('regular: OSM bicycle parking from the place index (New York)', async () => {
+    const body = (await main.post({ origin: NYC_A, destination: NYC_B, parking_type: 'regular' })).json();
+    expect(body.destination_parking.status).toBe('spot');
+    expect(personal(body.options)[0]?.parking).toMatchObject({ source: 'osm', name: 'The Wall Street' });
+  });
+
+  it('regular: no rack within 1,500 m leaves the ride direct with parking null', async () => {
+    const body = (
+      await main.post({
+        origin: [-122.2952, 37.8043],
+        destination: [-122.2905, 37.8118],
+        parking_type: 'regular',
+      })
+    ).json();
+    expect(body.destination_parking).toMatchObject({ parking_type: 'regular', status: 'not_found' });
+    for (const o of personal(body.options)) {
+      expect(o.parking).toBeNull();
+      expect(o.legs.map((l) => l.end_label)).toEqual(['End']);
+    }
+  });
+
+  it('ebike: a borough that mandates bays ends the ride at the nearest bay', async () => {
+    const body = (
+      await main.post({ origin: ISLINGTON, destination: ST_PAULS, parking_type: 'ebike' })
+    ).json();
+    expect(body.destination_parking).toEqual({
+      parking_type: 'ebike',
+      status: 'spot',
+      covered: true,
+      area: 'City of London',
+      operator: null,
+    });
+    const o = personal(body.options)[0] as Option;
+    expect(o.parking).toMatchObject({ type: 'ebike', name: 'St Paul’s bay', area: 'City of London' });
+    expect(o.legs.map((l) => l.end_label)).toEqual(['Park bike', 'End']);
+  });
+
+  it('ebike: a borough without a bay rule means park anywhere', async () => {
+    const body = (await main.post({ origin: ISLINGTON, destination: CAMDEN, parking_type: 'ebike' })).json();
+    expect(body.destination_parking).toMatchObject({
+      status: 'park_anywhere',
+      covered: true,
+      area: 'Camden',
+    });
+    for (const o of personal(body.options)) {
+      expect(o.parking).toBeNull();
+      expect(o.legs).toHaveLength(1);
+    }
+  });
+
+  it('ebike with an operator: its own bays only; outside its boroughs, its nearest bay and a walk', async () => {
+    const forest = (
+      await main.post({
+        origin: ISLINGTON,
+        destination: ST_PAULS,
+        parking_type: 'ebike',
+        ebike_operator: 'forest',
+      })
+    ).json();
+    expect(forest.destination_parking).toMatchObject({ status: 'spot', covered: true, operator: 'forest' });
+    expect(personal(forest.options)[0]?.parking).toMatchObject({ operator: 'forest' });
+    const lime = (
+      await main.post({
+        origin: ISLINGTON,
+        destination: ST_PAULS,
+        parking_type: 'ebike',
+        ebike_operator: 'lime',
+      })
+    ).json();
+    expect(lime.destination_parking).toEqual({
+      parking_type: 'ebike',
+      status: 'outside_operator_area',
+      covered: false,
+      area: 'City of London',
+      operator: 'lime',
+    });
+    const o = personal(lime.options)[0] as Option;
+    expect(o.parking).toMatchObject({
+      operator: 'lime',
+      area: expect.stringMatching(/^(Islington|Camden)$/),
+    });
+    expect(o.legs.map((l) => [l.mode, l.end_label])).toEqual([
+      ['cycling', 'Park bike'],
+      ['walking', 'End'],
+    ]);
   });
 });
 

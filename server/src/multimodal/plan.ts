@@ -11,9 +11,11 @@ import { HttpError } from '../errors.js';
 import type { GbfsSystem, LiveStation } from '../gbfs/client.js';
 import type { RentalUris, Vehicle } from '../gbfs/feeds.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
+import { contains } from '../routing/coverage.js';
 import { type ApiDisruption, nearAny, type Prepared, prepare } from '../routing/directions.js';
 import { isNight } from '../routing/time.js';
 import { Geofence } from './geofence.js';
+import type { ParkingService, ParkingSpot } from './parking.js';
 import { type ApiRental, rental } from './pricing.js';
 
 /** Spec limits: search radius for stations and vehicles; alternatives slower than this × personal. */
@@ -29,6 +31,34 @@ export interface MultiModalRequest {
   nighttime?: boolean;
   origin_name?: string;
   destination_name?: string;
+  parking_type?: 'regular' | 'ebike';
+  ebike_operator?: string;
+}
+
+/** The parking at the destination for `parking_type` (the response's `destination_parking`). */
+export interface DestinationParking {
+  parking_type: 'regular' | 'ebike';
+  /**
+   * `spot`: the personal ride ends at a spot; `park_anywhere`: the area does not mandate e-bike
+   * bays; `not_found`: no qualifying spot within 1,500 m; `outside_operator_area`: the operator does
+   * not serve the destination's area, the ride ends at its nearest bay.
+   */
+  status: 'spot' | 'park_anywhere' | 'not_found' | 'outside_operator_area';
+  /** `false` when the destination's area is outside the e-bike operator's. */
+  covered: boolean;
+  /** The destination's area (borough) when the city has areas. */
+  area: string | null;
+  operator: string | null;
+}
+
+export interface ApiParking {
+  type: 'regular' | 'ebike';
+  name: string;
+  location: [number, number];
+  capacity: number | null;
+  source: string;
+  area: string | null;
+  operator: string | null;
 }
 
 export interface Leg {
@@ -170,10 +200,15 @@ export class Planner {
   /**
    * SuperSafe™ and Direct (collapsed when identical); at night, or when the SuperSafe ride would
    * finish after dark, `SuperSafe™ Night`, `Direct · Night` and the standard `SuperSafe™`.
-   * `standard` is the day SuperSafe ride (what alternatives are measured against).
+   * `standardSeconds` is the day SuperSafe trip's duration (what alternatives are measured against).
    */
-  async personal(): Promise<{ options: Option[]; standard: Leg | null }> {
-    const { origin, destination } = this.req;
+  async personal(
+    spot: ParkingSpot | null = null,
+  ): Promise<{ options: Option[]; standardSeconds: number | null }> {
+    const { origin } = this.req;
+    // With a parking spot the ride ends there and the rest is walked.
+    const destination = spot ? spot.location : this.req.destination;
+    const walkFromSpot = spot ? this.route('walking', spot.location, this.req.destination) : null;
     const lit = this.city.hasLightingData;
     const atDeparture = this.nighttime;
     const [safeDay, directDay] = await Promise.all([
@@ -188,6 +223,10 @@ export class Planner {
       };
       night = isNight(arrival, destination[0], destination[1]);
     }
+    const walk = walkFromSpot ? await walkFromSpot : null;
+    // The spot is used only when it can be walked from; `parking` is null when a mode found none.
+    const parking: ApiParking | null | undefined =
+      this.req.parking_type === undefined ? undefined : spot && walk ? apiParking(spot) : null;
     const option = (l: Leg, supersafe: boolean, atNight: boolean): Option => ({
       name: 'Personal bike',
       bike_type: 'Personal',
@@ -195,7 +234,8 @@ export class Planner {
       nighttime: atNight,
       label: `${supersafe ? 'SuperSafe™' : 'Direct'}${atNight ? (supersafe ? ' Night' : ' · Night') : ''}`,
       sublabel: atNight ? 'Prefers well-lit roads' : null,
-      legs: [this.labelled(l)],
+      legs: this.personalLegs(l, walk),
+      ...(parking !== undefined ? { parking } : {}),
     });
     const options: Option[] = [];
     if (night) {
@@ -215,12 +255,63 @@ export class Planner {
       const d = this.disruptionsNear(o.legs);
       if (d) o.disruptions = d;
     }
-    return { options, standard: safeDay };
+    return { options, standardSeconds: safeDay ? safeDay.duration + (walk?.duration ?? 0) : null };
   }
 
-  /** A personal ride's only leg: the origin's name at its start, `End` at its end. */
-  private labelled(l: Leg): Leg {
-    return { ...l, ...(this.req.origin_name ? { startLabel: this.req.origin_name } : {}), endLabel: 'End' };
+  /** A personal ride: the origin's name at its start; `Park bike` then a walk, or `End`. */
+  private personalLegs(ride: Leg, walk: Leg | null): Leg[] {
+    const first = { ...ride, ...(this.req.origin_name ? { startLabel: this.req.origin_name } : {}) };
+    if (!walk) return [{ ...first, endLabel: 'End' }];
+    return [
+      { ...first, endLabel: 'Park bike' },
+      { ...walk, endLabel: 'End' },
+    ];
+  }
+
+  // ---- Parking at the destination ----------------------------------------------------------------
+
+  /** The spot the personal ride ends at for `parking_type`, and what `destination_parking` says. */
+  async parking(
+    service: ParkingService,
+  ): Promise<{ spot: ParkingSpot | null; destination: DestinationParking } | null> {
+    const type = this.req.parking_type;
+    if (!type) return null;
+    const dest = this.req.destination;
+    const data = service.forCity(this.city);
+    const area = this.city.coverage.find((a) => contains(a, dest))?.name ?? null;
+    const operator = type === 'ebike' ? (this.req.ebike_operator ?? null) : null;
+    const served = operator === null || (area !== null && (data.operators.get(operator)?.has(area) ?? false));
+    const answer = (status: DestinationParking['status'], spot: ParkingSpot | null) => ({
+      spot,
+      destination: { parking_type: type, status, covered: served, area, operator },
+    });
+    const nearest = async (spots: ParkingSpot[], radius: number) => {
+      const near = spots
+        .filter((s) => meters(dest, s.location) <= radius)
+        .map((s) => ({ lon: s.location[0], lat: s.location[1], s }));
+      const [best] = await this.nearestByWalking(dest, near, 1);
+      return best?.s ?? null;
+    };
+    if (type === 'regular') {
+      const spot = await nearest(data.regular, SEARCH_RADIUS_M);
+      return answer(spot ? 'spot' : 'not_found', spot);
+    }
+    const mine = (s: ParkingSpot) => operator === null || s.operator === null || s.operator === operator;
+    if (!served) {
+      // The operator does not serve the destination: its nearest bay inside its own area.
+      const areas = data.operators.get(operator ?? '') ?? new Set<string>();
+      const spot = await nearest(
+        data.ebike.filter((s) => mine(s) && s.area !== null && areas.has(s.area)),
+        Number.POSITIVE_INFINITY,
+      );
+      return answer(spot ? 'outside_operator_area' : 'not_found', spot);
+    }
+    if (area === null || !data.bayAreas.has(area)) return answer('park_anywhere', null);
+    const spot = await nearest(
+      data.ebike.filter((s) => mine(s)),
+      SEARCH_RADIUS_M,
+    );
+    return answer(spot ? 'spot' : 'not_found', spot);
   }
 
   // ---- Docked bike-share -----------------------------------------------------------------------
@@ -361,6 +452,16 @@ export class Planner {
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
+const apiParking = (s: ParkingSpot): ApiParking => ({
+  type: s.kind,
+  name: s.name,
+  location: s.location,
+  capacity: s.capacity,
+  source: s.source,
+  area: s.area,
+  operator: s.operator,
+});
+
 /** Two routes along the same roads. */
 function same(a: Leg, b: Leg): boolean {
   if (a.geometry.length !== b.geometry.length) return false;
@@ -372,22 +473,28 @@ function same(a: Leg, b: Leg): boolean {
 export async function planTrip(
   engine: EngineService,
   repos: Repositories,
-  systemsFor: (cityId: string) => GbfsSystem[],
+  services: { systemsFor: (cityId: string) => GbfsSystem[]; parking: ParkingService },
   req: MultiModalRequest,
-): Promise<{ planner: Planner; options: Option[] }> {
+): Promise<{ planner: Planner; options: Option[]; destinationParking: DestinationParking | null }> {
   const planner = new Planner(engine, repos, req);
-  const systems = systemsFor(planner.city.id);
+  const systems = services.systemsFor(planner.city.id);
+  const parking = await planner.parking(services.parking);
   const [personal, docked, ebike, dockless] = await Promise.all([
-    planner.personal(),
+    planner.personal(parking?.spot ?? null),
     Promise.all(systems.map((s) => planner.docked(s, false))),
     Promise.all(systems.map((s) => planner.docked(s, true))),
     Promise.all(systems.map((s) => planner.dockless(s))),
   ]);
-  const limit = personal.standard ? SLOWER_LIMIT * personal.standard.duration : Number.POSITIVE_INFINITY;
+  const limit =
+    personal.standardSeconds !== null ? SLOWER_LIMIT * personal.standardSeconds : Number.POSITIVE_INFINITY;
   const shared = [...docked, ...ebike, ...dockless].filter(
     (o): o is Option => o !== null && duration(o) <= limit,
   );
-  return { planner, options: [...personal.options, ...shared] };
+  return {
+    planner,
+    options: [...personal.options, ...shared],
+    destinationParking: parking?.destination ?? null,
+  };
 }
 
 // ---- Writing the response ----------------------------------------------------------------------

@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { Config } from '../../config.js';
+import { DEFAULT_PARKING, ParkingService } from '../../multimodal/parking.js';
 import { planTrip, writeResponse } from '../../multimodal/plan.js';
 import { departureTime, lonLat, routingAccess } from '../directions/v2.js';
 
@@ -25,10 +27,17 @@ const v1Body = z.object({ origin: lonLat, destination: lonLat });
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-const multiModal: FastifyPluginAsyncZod = async (app) => {
+const multiModal: FastifyPluginAsyncZod<{ config: Config }> = async (app, { config }) => {
+  const parking = new ParkingService(
+    { ...DEFAULT_PARKING, ...config.parking },
+    config.sharedDataDir,
+    config.graphDir,
+    app.log,
+  );
+  const services = { systemsFor: app.gbfs.forCity, parking };
   const handle = async (req: z.infer<typeof body>) => {
-    const { options } = await planTrip(app.engine, app.repos, app.gbfs.forCity, req);
-    return writeResponse(randomUUID(), options, null);
+    const { options, destinationParking } = await planTrip(app.engine, app.repos, services, req);
+    return writeResponse(randomUUID(), options, destinationParking);
   };
 
   app.post(
