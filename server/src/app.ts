@@ -29,6 +29,7 @@ import directionsV2 from './routes/directions/v2.js';
 import eventsRoutes from './routes/events/index.js';
 import functionsRoutes from './routes/functions/index.js';
 import healthRoutes from './routes/health/index.js';
+import customRouteRoutes from './routes/multi-modal/custom-routes.js';
 import multiModalRoutes from './routes/multi-modal/index.js';
 import reportRoutes from './routes/reports/index.js';
 import reviewRoutes from './routes/review/index.js';
@@ -90,6 +91,7 @@ export async function buildApp({
   await app.register(directionsV2);
   await app.register(directionsV1);
   await app.register(multiModalRoutes, { config });
+  await app.register(customRouteRoutes);
   await app.register(userRoutes);
   await app.register(eventsRoutes);
   await app.register(functionsRoutes);

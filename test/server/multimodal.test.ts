@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
 import { issueKey } from '../../server/src/auth/keys.js';
+import { encodePolyline } from '../../server/src/routing/polyline.js';
 import { departureIn, isNight } from '../../server/src/routing/time.js';
 import {
   discovery,
@@ -534,6 +535,114 @@ describe('parking at the destination', () => {
       ['cycling', 'Park bike'],
       ['walking', 'End'],
     ]);
+  });
+});
+
+describe('a saved custom route (an event route)', () => {
+  // Along the Hudson River Greenway from Battery Park to Battery Park City, inside the extract.
+  const STOPS: [number, number][] = [
+    [-74.017, 40.7045],
+    [-74.0168, 40.7085],
+    [-74.0155, 40.7115],
+  ];
+  let owner: string;
+  let eventId: number;
+  let routeId: string;
+  const as = (token: string, method: 'POST' | 'GET', url: string, payload?: unknown) =>
+    main.app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${token}` },
+      payload: payload as object,
+    });
+  const signUp = async (email: string) =>
+    (
+      await main.app.inject({
+        method: 'POST',
+        url: '/auth/v1/signup',
+        payload: { email, password: 'long enough pw', name: email.split('@')[0] },
+      })
+    ).json().access_token as string;
+
+  beforeAll(async () => {
+    owner = await signUp('owner@example.org');
+    const e = await as(owner, 'POST', '/api/admin/events/', {
+      name: 'Greenway Sunday Ride',
+      is_leisure_route: true,
+      route: { distance: 1500, duration: 360, polyline: encodePolyline(STOPS) },
+    });
+    expect(e.json()).toMatchObject({ name: 'Greenway Sunday Ride' });
+    eventId = e.json().id;
+  });
+
+  it('is saved by the event’s creator as ordered stops; others may not', async () => {
+    const res = await as(owner, 'POST', `/api/admin/events/${eventId}/custom-routes/`, { stops: STOPS });
+    expect(res.statusCode).toBe(201);
+    routeId = res.json().id;
+    expect(res.json()).toMatchObject({ event_id: eventId, name: 'Greenway Sunday Ride', stops: STOPS });
+    const other = await signUp('other@example.org');
+    expect(
+      (await as(other, 'POST', `/api/admin/events/${eventId}/custom-routes/`, { stops: STOPS })).statusCode,
+    ).toBe(403);
+    expect(
+      (await as(owner, 'POST', `/api/admin/events/${eventId}/custom-routes/`, { stops: [STOPS[0]] }))
+        .statusCode,
+    ).toBe(400);
+    expect(
+      (await as(owner, 'POST', '/api/admin/events/999999/custom-routes/', { stops: STOPS })).statusCode,
+    ).toBe(404);
+    const list = (await as(owner, 'GET', `/api/admin/events/${eventId}/custom-routes/`)).json();
+    expect(list.custom_routes.map((r: { id: string }) => r.id)).toEqual([routeId]);
+  });
+
+  it('is appended to every option as non-reroutable legs with the event’s details; parking is ignored', async () => {
+    const body = (
+      await main.post({
+        origin: [-74.0089, 40.70797],
+        destination: STOPS[0],
+        custom_route_id: routeId,
+        parking_type: 'regular',
+      })
+    ).json();
+    expect(body.destination_parking).toBeNull();
+    const options = body.options as Option[];
+    expect(options.map((o) => o.bike_type)).toContain('Docked');
+    for (const o of options) {
+      checkLegs(o);
+      expect(o.event).toMatchObject({ id: eventId, name: 'Greenway Sunday Ride', is_leisure_route: true });
+      expect(o.parking).toBeUndefined();
+      const fixed = o.legs.filter((l) => l.reroutable === false);
+      // One leg per pair of stops, cycling, the first one labelled with the route's name.
+      expect(fixed).toHaveLength(STOPS.length - 1);
+      expect(fixed.every((l) => l.mode === 'cycling')).toBe(true);
+      expect(fixed[0]?.start_label).toBe('Greenway Sunday Ride');
+      const before = o.legs[o.legs.indexOf(fixed[0] as Leg) - 1] as Leg;
+      expect(before.end_label).toBeUndefined();
+      // Other legs carry no reroutable member at all.
+      for (const l of o.legs.filter((x) => !fixed.includes(x))) expect('reroutable' in l).toBe(false);
+    }
+    const personal = options[0] as Option;
+    expect(personal.legs.map((l) => [l.mode, l.reroutable ?? true, l.end_label ?? null])).toEqual([
+      ['cycling', true, null],
+      ['cycling', false, null],
+      ['cycling', false, 'End'],
+    ]);
+    // Docked: the bike is docked near the route's last stop, then a walk to it.
+    const docked = options.find((o) => o.bike_type === 'Docked') as Option;
+    expect(last(docked.legs).mode).toBe('walking');
+    const end = last(last(docked.legs).geometry.coordinates);
+    expect(Math.hypot((end[0] - -74.0155) * 84_000, (end[1] - 40.7115) * 111_195)).toBeLessThan(80);
+  });
+
+  it('an id that does not resolve plans the plain trip', async () => {
+    const body = (
+      await main.post({
+        origin: NYC_A,
+        destination: NYC_B,
+        custom_route_id: '00000000-0000-4000-8000-000000000000',
+      })
+    ).json();
+    expect((body.options as Option[]).every((o) => o.event === undefined)).toBe(true);
   });
 });
 

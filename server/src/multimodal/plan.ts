@@ -51,6 +51,15 @@ export interface DestinationParking {
   operator: string | null;
 }
 
+/** A saved custom route (an event's route): stops ridden in order, as non-reroutable legs. */
+export interface CustomRoute {
+  id: string;
+  name: string;
+  stops: [number, number][];
+  /** The event's details as the Event resource shows them (the option's `event`). */
+  event: unknown;
+}
+
 export interface ApiParking {
   type: 'regular' | 'ebike';
   name: string;
@@ -127,6 +136,8 @@ export class Planner {
   readonly prepared: Prepared;
   readonly city: LoadedCity;
   private readonly base: Omit<RouteInput, 'coordinates' | 'profile'>;
+  /** The attached custom route and its legs (per speed), computed once for every option. */
+  private custom: { route: CustomRoute; legs: Map<string, Promise<Leg[] | null>> } | null = null;
 
   constructor(
     engine: EngineService,
@@ -147,6 +158,67 @@ export class Planner {
 
   get nighttime(): boolean {
     return this.prepared.nighttime;
+  }
+
+  /** Appends a custom route to every option; the trip then ends at its last stop. */
+  attach(route: CustomRoute): void {
+    this.custom = { route, legs: new Map() };
+  }
+
+  get customRoute(): CustomRoute | null {
+    return this.custom?.route ?? null;
+  }
+
+  /** Where the trip ends: the destination, or the last stop of an attached custom route. */
+  get end(): [number, number] {
+    return this.custom?.route.stops.at(-1) ?? this.req.destination;
+  }
+
+  /** The custom route's legs, one per pair of stops, marked `reroutable: false`. */
+  private customLegs(ebike: boolean): Promise<Leg[] | null> {
+    const c = this.custom as NonNullable<Planner['custom']>;
+    const key = ebike ? 'ebike' : 'bike';
+    let legs = c.legs.get(key);
+    if (!legs) {
+      const stops = c.route.stops;
+      legs = Promise.all(
+        stops.slice(1).map((to, i) => this.route('cycling', stops[i] as [number, number], to, { ebike })),
+      ).then((ls) => (ls.every((l): l is Leg => l !== null) ? ls : null));
+      c.legs.set(key, legs);
+    }
+    return legs;
+  }
+
+  /**
+   * The cycling legs from `from` to `to`: one ride, or with a custom route the ride to the
+   * destination, on to the route's first stop, the route's legs, and on from its last stop to `to`.
+   */
+  async ride(
+    from: [number, number],
+    to: [number, number],
+    opts: { supersafe?: boolean; night?: boolean; ebike?: boolean } = {},
+  ): Promise<Leg[] | null> {
+    if (!this.custom) {
+      const l = await this.route('cycling', from, to, opts);
+      return l ? [l] : null;
+    }
+    const { stops, name } = this.custom.route;
+    const first = stops[0] as [number, number];
+    const last = stops.at(-1) as [number, number];
+    const dest = this.req.destination;
+    const [toDest, toFirst, custom, onward] = await Promise.all([
+      this.route('cycling', from, dest, opts),
+      meters(dest, first) > 30 ? this.route('cycling', dest, first, opts) : undefined,
+      this.customLegs(!!opts.ebike),
+      meters(last, to) > 1 ? this.route('cycling', last, to, opts) : undefined,
+    ]);
+    if (!toDest || toFirst === null || !custom || onward === null) return null;
+    const route = custom.map((l, i) => ({
+      ...l,
+      extra: { reroutable: false },
+      ...(i === 0 ? { startLabel: name } : {}),
+    }));
+    return [toDest, ...(toFirst ? [toFirst] : []), ...route, ...(onward ? [onward] : [])];
   }
 
   /** One engine route; `null` when none exists. */
@@ -207,18 +279,18 @@ export class Planner {
   ): Promise<{ options: Option[]; standardSeconds: number | null }> {
     const { origin } = this.req;
     // With a parking spot the ride ends there and the rest is walked.
-    const destination = spot ? spot.location : this.req.destination;
+    const destination = spot ? spot.location : this.end;
     const walkFromSpot = spot ? this.route('walking', spot.location, this.req.destination) : null;
     const lit = this.city.hasLightingData;
     const atDeparture = this.nighttime;
     const [safeDay, directDay] = await Promise.all([
-      this.route('cycling', origin, destination, { supersafe: true, night: false }),
-      atDeparture ? null : this.route('cycling', origin, destination, { supersafe: false, night: false }),
+      this.ride(origin, destination, { supersafe: true, night: false }),
+      atDeparture ? null : this.ride(origin, destination, { supersafe: false, night: false }),
     ]);
     let night = atDeparture;
     if (!night && lit && this.req.nighttime === undefined && safeDay) {
       const arrival = {
-        epochMs: this.prepared.departure.epochMs + safeDay.duration * 1000,
+        epochMs: this.prepared.departure.epochMs + seconds(safeDay) * 1000,
         offsetMinutes: this.prepared.departure.offsetMinutes,
       };
       night = isNight(arrival, destination[0], destination[1]);
@@ -226,8 +298,8 @@ export class Planner {
     const walk = walkFromSpot ? await walkFromSpot : null;
     // The spot is used only when it can be walked from; `parking` is null when a mode found none.
     const parking: ApiParking | null | undefined =
-      this.req.parking_type === undefined ? undefined : spot && walk ? apiParking(spot) : null;
-    const option = (l: Leg, supersafe: boolean, atNight: boolean): Option => ({
+      this.req.parking_type === undefined || this.custom ? undefined : spot && walk ? apiParking(spot) : null;
+    const option = (l: Leg[], supersafe: boolean, atNight: boolean): Option => ({
       name: 'Personal bike',
       bike_type: 'Personal',
       supersafe,
@@ -236,12 +308,13 @@ export class Planner {
       sublabel: atNight ? 'Prefers well-lit roads' : null,
       legs: this.personalLegs(l, walk),
       ...(parking !== undefined ? { parking } : {}),
+      ...this.withEvent(),
     });
     const options: Option[] = [];
     if (night) {
       const [safeNight, directNight] = await Promise.all([
-        this.route('cycling', origin, destination, { supersafe: true, night: true }),
-        this.route('cycling', origin, destination, { supersafe: false, night: true }),
+        this.ride(origin, destination, { supersafe: true, night: true }),
+        this.ride(origin, destination, { supersafe: false, night: true }),
       ]);
       if (safeNight) options.push(option(safeNight, true, true));
       if (directNight && !(safeNight && same(safeNight, directNight)))
@@ -255,17 +328,21 @@ export class Planner {
       const d = this.disruptionsNear(o.legs);
       if (d) o.disruptions = d;
     }
-    return { options, standardSeconds: safeDay ? safeDay.duration + (walk?.duration ?? 0) : null };
+    return { options, standardSeconds: safeDay ? seconds(safeDay) + (walk?.duration ?? 0) : null };
   }
 
   /** A personal ride: the origin's name at its start; `Park bike` then a walk, or `End`. */
-  private personalLegs(ride: Leg, walk: Leg | null): Leg[] {
-    const first = { ...ride, ...(this.req.origin_name ? { startLabel: this.req.origin_name } : {}) };
-    if (!walk) return [{ ...first, endLabel: 'End' }];
-    return [
-      { ...first, endLabel: 'Park bike' },
-      { ...walk, endLabel: 'End' },
-    ];
+  private personalLegs(ride: Leg[], walk: Leg | null): Leg[] {
+    const legs = ride.map((l) => ({ ...l }));
+    const first = legs[0] as Leg;
+    if (this.req.origin_name) first.startLabel = this.req.origin_name;
+    (legs.at(-1) as Leg).endLabel = walk ? 'Park bike' : 'End';
+    return walk ? [...legs, { ...walk, endLabel: 'End' }] : legs;
+  }
+
+  /** The attached custom route's event, for every option. */
+  private withEvent(): { event?: unknown } {
+    return this.custom ? { event: this.custom.route.event } : {};
   }
 
   // ---- Parking at the destination ----------------------------------------------------------------
@@ -318,7 +395,8 @@ export class Planner {
 
   /** Walk to a station with a bike (an e-bike when `electric`), ride, walk from a station with a dock. */
   async docked(system: GbfsSystem, electric: boolean): Promise<Option | null> {
-    const { origin, destination } = this.req;
+    const { origin } = this.req;
+    const destination = this.end;
     const fence = new Geofence(system);
     const stations = system.stations();
     if (stations.length === 0) return null;
@@ -352,17 +430,17 @@ export class Planner {
         const qq: [number, number] = [q.lon, q.lat];
         const [walk1, ride, walk2] = await Promise.all([
           this.route('walking', origin, pp),
-          this.route('cycling', pp, qq, { ebike: electric }),
+          this.ride(pp, qq, { ebike: electric }),
           this.route('walking', qq, destination),
         ]);
         if (!walk1 || !ride || !walk2) continue;
-        if (!fence.canRide(ride.geometry, null)) continue;
+        if (!ride.every((l) => fence.canRide(l.geometry, null))) continue;
         const count = electric ? p.ebikes : p.ebikes === null ? p.bikes : p.bikes - p.ebikes;
         walk1.endLabel = count === null ? 'Pick up bike' : plural(count, electric ? 'e-bike' : 'bike');
         if (this.req.origin_name) walk1.startLabel = this.req.origin_name;
-        ride.endLabel = q.docks === null ? 'Drop off bike' : plural(q.docks, 'dock');
+        (ride.at(-1) as Leg).endLabel = q.docks === null ? 'Drop off bike' : plural(q.docks, 'dock');
         walk2.endLabel = 'End';
-        const legs = [walk1, ride, walk2];
+        const legs = [walk1, ...ride, walk2];
         return {
           name: system.name,
           bike_type: 'Docked',
@@ -375,9 +453,10 @@ export class Planner {
           ...this.withDisruptions(legs),
           rental: rental(
             system,
-            { electric, planId: null, seconds: ride.duration, meters: ride.distance },
+            { electric, planId: null, seconds: seconds(ride), meters: metres(ride) },
             p.rentalUris,
           ),
+          ...this.withEvent(),
         };
       }
     }
@@ -388,7 +467,8 @@ export class Planner {
 
   /** Walk to the nearest free-floating bike (by walking cost) and ride it to the destination. */
   async dockless(system: GbfsSystem): Promise<Option | null> {
-    const { origin, destination } = this.req;
+    const { origin } = this.req;
+    const destination = this.end;
     const fence = new Geofence(system);
     const direct = meters(origin, destination);
     const candidates: Vehicle[] = [];
@@ -408,16 +488,16 @@ export class Planner {
       const vv: [number, number] = [v.lon, v.lat];
       const [walk, ride] = await Promise.all([
         this.route('walking', origin, vv),
-        this.route('cycling', vv, destination, { ebike: v.electric }),
+        this.ride(vv, destination, { ebike: v.electric }),
       ]);
       if (!walk || !ride) continue;
       // The e-bike's remaining range must finish the ride.
-      if (v.currentRangeMeters !== null && v.currentRangeMeters < ride.distance) continue;
-      if (!fence.canRide(ride.geometry, v.typeId)) continue;
+      if (v.currentRangeMeters !== null && v.currentRangeMeters < metres(ride)) continue;
+      if (!ride.every((l) => fence.canRide(l.geometry, v.typeId))) continue;
       walk.endLabel = 'Pick up bike';
       if (this.req.origin_name) walk.startLabel = this.req.origin_name;
-      ride.endLabel = 'End';
-      const legs = [walk, ride];
+      (ride.at(-1) as Leg).endLabel = 'End';
+      const legs = [walk, ...ride];
       const type = v.typeId ? system.vehicleTypes.get(v.typeId) : undefined;
       return {
         name: system.name,
@@ -434,11 +514,12 @@ export class Planner {
           {
             electric: v.electric,
             planId: type?.pricingPlanId ?? null,
-            seconds: ride.duration,
-            meters: ride.distance,
+            seconds: seconds(ride),
+            meters: metres(ride),
           },
           v.rentalUris as RentalUris | null,
         ),
+        ...this.withEvent(),
       };
     }
     return null;
@@ -449,6 +530,9 @@ export class Planner {
     return d ? { disruptions: d } : {};
   }
 }
+
+const seconds = (legs: Leg[]) => legs.reduce((a, l) => a + l.duration, 0);
+const metres = (legs: Leg[]) => legs.reduce((a, l) => a + l.distance, 0);
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
@@ -462,11 +546,15 @@ const apiParking = (s: ParkingSpot): ApiParking => ({
   operator: s.operator,
 });
 
-/** Two routes along the same roads. */
-function same(a: Leg, b: Leg): boolean {
-  if (a.geometry.length !== b.geometry.length) return false;
-  for (let i = 0; i < a.geometry.length; i++) if (a.geometry[i] !== b.geometry[i]) return false;
-  return true;
+/** Two rides along the same roads. */
+function same(x: Leg[], y: Leg[]): boolean {
+  if (x.length !== y.length) return false;
+  return x.every((a, k) => {
+    const b = y[k] as Leg;
+    if (a.geometry.length !== b.geometry.length) return false;
+    for (let i = 0; i < a.geometry.length; i++) if (a.geometry[i] !== b.geometry[i]) return false;
+    return true;
+  });
 }
 
 /** Every option of a trip, in the spec's order, with the 3 × rule applied. */
@@ -475,10 +563,13 @@ export async function planTrip(
   repos: Repositories,
   services: { systemsFor: (cityId: string) => GbfsSystem[]; parking: ParkingService },
   req: MultiModalRequest,
+  custom: CustomRoute | null = null,
 ): Promise<{ planner: Planner; options: Option[]; destinationParking: DestinationParking | null }> {
   const planner = new Planner(engine, repos, req);
   const systems = services.systemsFor(planner.city.id);
-  const parking = await planner.parking(services.parking);
+  if (custom) planner.attach(custom);
+  // Parking is ignored when a custom route is attached.
+  const parking = custom ? null : await planner.parking(services.parking);
   const [personal, docked, ebike, dockless] = await Promise.all([
     planner.personal(parking?.spot ?? null),
     Promise.all(systems.map((s) => planner.docked(s, false))),

@@ -5,8 +5,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { DEFAULT_PARKING, ParkingService } from '../../multimodal/parking.js';
-import { planTrip, writeResponse } from '../../multimodal/plan.js';
+import { type CustomRoute, planTrip, writeResponse } from '../../multimodal/plan.js';
 import { departureTime, lonLat, routingAccess } from '../directions/v2.js';
+import { viewEvent } from '../events/view.js';
 
 const access = { access: routingAccess.access, rateClass: 'multimodal' as const };
 
@@ -35,8 +36,17 @@ const multiModal: FastifyPluginAsyncZod<{ config: Config }> = async (app, { conf
     app.log,
   );
   const services = { systemsFor: app.gbfs.forCity, parking };
+  /** The saved custom route a trip names, when it resolves (with its event's details). */
+  const customRoute = (id: string | undefined): CustomRoute | null => {
+    if (!id) return null;
+    const r = app.repos.customRoutes.get(id);
+    const e = r ? app.repos.platform.event(r.eventId) : undefined;
+    if (!r || !e) return null;
+    return { id: r.id, name: r.name, stops: r.stops, event: viewEvent(e) };
+  };
   const handle = async (req: z.infer<typeof body>) => {
-    const { options, destinationParking } = await planTrip(app.engine, app.repos, services, req);
+    const custom = customRoute(req.custom_route_id);
+    const { options, destinationParking } = await planTrip(app.engine, app.repos, services, req, custom);
     return writeResponse(randomUUID(), options, destinationParking);
   };
 
@@ -53,6 +63,7 @@ const multiModal: FastifyPluginAsyncZod<{ config: Config }> = async (app, { conf
     async (request, reply) => reply.type(JSON_TYPE).send(await handle(request.body)),
   );
 
+  // v1 takes origin and destination only.
   app.post(
     '/multi-modal/',
     {
