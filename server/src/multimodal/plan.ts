@@ -249,6 +249,7 @@ export class Planner {
     from: [number, number],
     targets: T[],
     k = CANDIDATES,
+    maxSeconds = 1800,
   ): Promise<T[]> {
     if (targets.length === 0) return [];
     const found = await this.city.engine.oneToMany({
@@ -256,8 +257,8 @@ export class Planner {
       targets: targets.map((t) => [t.lon, t.lat]),
       k,
       profile: 'walking',
-      // 1,500 m as the crow flies is at most about 2 km on foot at 5 km/h.
-      maxSeconds: 1800,
+      // 1,500 m as the crow flies is rarely more than 2.5 km on foot: half an hour at 5 km/h.
+      maxSeconds,
     });
     return found.map((f) => targets[f.index] as T);
   }
@@ -366,7 +367,7 @@ export class Planner {
       const near = spots
         .filter((s) => meters(dest, s.location) <= radius)
         .map((s) => ({ lon: s.location[0], lat: s.location[1], s }));
-      const [best] = await this.nearestByWalking(dest, near, 1);
+      const [best] = await this.nearestByWalking(dest, near, 1, radius === SEARCH_RADIUS_M ? 1800 : 3600);
       return best?.s ?? null;
     };
     if (type === 'regular') {
