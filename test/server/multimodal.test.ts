@@ -391,6 +391,38 @@ describe('POST /multi-modal/v2/', () => {
     for (const o of options) expect(total(o)).toBeLessThanOrEqual(3 * personal);
   });
 
+  it('lists disruptions near an option’s cycling legs', async () => {
+    const options = (
+      await main.post({ origin: NYC_A, destination: NYC_B, departure_time: '2027-01-05T12:00' })
+    ).json().options as Option[];
+    const ride = (options[0] as Option).legs[0] as Leg;
+    const mid = ride.geometry.coordinates[Math.floor(ride.geometry.coordinates.length / 2)] as [
+      number,
+      number,
+    ];
+    const d = main.app.repos.disruptions.create({
+      source: 'curator',
+      city: 'nyc',
+      name: 'Works',
+      notes: 'Lane closed',
+      severity: 'avoid',
+      location: mid,
+      startDate: '2027-01-05',
+      startMinute: 600,
+      endDate: '2027-01-05',
+      endMinute: 900,
+    });
+    const again = (
+      await main.post({ origin: NYC_A, destination: NYC_B, departure_time: '2027-01-05T12:00' })
+    ).json().options as (Option & { disruptions?: { id: string; status: string }[] })[];
+    expect(again[0]?.disruptions).toEqual([expect.objectContaining({ id: d.id, status: 'active' })]);
+    // Another day: none, and the member is absent.
+    const other = (
+      await main.post({ origin: NYC_A, destination: NYC_B, departure_time: '2027-01-06T12:00' })
+    ).json().options as Option[];
+    expect(other.every((o) => !('disruptions' in o))).toBe(true);
+  });
+
   it('answers an empty options array when nothing is viable', async () => {
     // Inside New York's coverage (Staten Island) but far beyond the loaded extract.
     const res = await main.post({ origin: [-74.15, 40.58], destination: [-74.14, 40.59] });
@@ -655,6 +687,53 @@ describe('POST /multi-modal/ (deprecated v1)', () => {
     expect((res.json().options as Option[]).length).toBeGreaterThan(2);
     const closed = await main.post({ origin: CHI_A, destination: CHI_B }, '/multi-modal/');
     expect(closed.statusCode).toBe(403);
+  });
+});
+
+describe('e-bike range and outages', () => {
+  it('passes over an e-bike whose remaining range cannot finish the ride', async () => {
+    const near: [number, number] = [-87.629, 41.8785];
+    const far: [number, number] = [-87.633, 41.88];
+    for (const [p, what] of Object.entries(recorded('divvy-chicago-2025-01-29', 'range'))) srv.set(p, what);
+    srv.set('/range/gbfs.json', {
+      json: discovery(srv.base, 'range', [
+        'system_information',
+        'vehicle_types',
+        'free_bike_status',
+        'system_pricing_plans',
+      ]),
+    });
+    const bike = (id: string, at: [number, number], range: number) => ({
+      bike_id: id,
+      lon: at[0],
+      lat: at[1],
+      is_reserved: 0,
+      is_disabled: 0,
+      vehicle_type_id: '2',
+      current_range_meters: range,
+    });
+    srv.set('/range/free_bike_status.json', {
+      json: {
+        last_updated: 1738144059,
+        ttl: 60,
+        version: '2.3',
+        // The near bike covers the straight line (1.4 km) but not the ride on the streets.
+        data: { bikes: [bike('near', near, 1500), bike('far', far, 40_000)] },
+      },
+    });
+    const { post } = await appWith([divvy('range')], ['chicago']);
+    const options = (await post({ origin: CHI_A, destination: CHI_B })).json().options as Option[];
+    const dockless = options.find((o) => o.bike_type === 'Dockless') as Option;
+    expect(dockless.is_electric).toBe(true);
+    const pick = last((dockless.legs[0] as Leg).geometry.coordinates);
+    const m = (a: [number, number], b: [number, number]) =>
+      Math.hypot((a[0] - b[0]) * 83_000, (a[1] - b[1]) * 111_195);
+    expect(m(pick, far)).toBeLessThan(m(pick, near));
+    expect((dockless.legs[1] as Leg).distance).toBeGreaterThan(1500);
+    // A trip in a configured city whose graph is not loaded here (New York): a routing outage.
+    const outage = await post({ origin: NYC_A, destination: NYC_B });
+    expect(outage.statusCode).toBe(503);
+    expect(outage.json().error).toMatch(/not available/);
   });
 });
 
