@@ -45,6 +45,10 @@ npm run -s build:ts
 node bench/http.mjs $quick
 
 echo
+echo "== Multi-modal: POST /multi-modal/v2/ with the Citi Bike feed on loopback (issue 17)"
+node bench/multimodal.mjs $quick
+
+echo
 echo "== Addon: the engine through N-API"
 node bench/addon.mjs $quick
 

@@ -11,6 +11,7 @@ import enginePlugin from './plugins/engine.js';
 import errorsPlugin from './plugins/errors.js';
 import filesPlugin from './plugins/files.js';
 import functionsPlugin from './plugins/functions.js';
+import gbfsPlugin from './plugins/gbfs.js';
 import limitsPlugin from './plugins/limits.js';
 import oauthPlugin from './plugins/oauth.js';
 import openapiPlugin from './plugins/openapi.js';
@@ -30,6 +31,8 @@ import explainRoutes from './routes/explain/index.js';
 import functionsRoutes from './routes/functions/index.js';
 import healthRoutes from './routes/health/index.js';
 import mapRoutes from './routes/maps/index.js';
+import customRouteRoutes from './routes/multi-modal/custom-routes.js';
+import multiModalRoutes from './routes/multi-modal/index.js';
 import reportRoutes from './routes/reports/index.js';
 import reviewRoutes from './routes/review/index.js';
 import safetyMapRoutes from './routes/safety-map/index.js';
@@ -81,6 +84,7 @@ export async function buildApp({
   await app.register(filesPlugin, { config });
   await app.register(oauthPlugin, { config });
   await app.register(functionsPlugin, { config });
+  await app.register(gbfsPlugin, { config });
 
   await app.register(healthRoutes, { config });
   await app.register(authRoutes);
@@ -89,6 +93,8 @@ export async function buildApp({
   await app.register(directionsV2);
   await app.register(directionsV1);
   await app.register(explainRoutes);
+  await app.register(multiModalRoutes, { config });
+  await app.register(customRouteRoutes);
   await app.register(userRoutes);
   await app.register(eventsRoutes);
   await app.register(functionsRoutes);

@@ -88,7 +88,92 @@ const envSchema = z.object({
   QUIETWAY_WZDX_INTERVAL_SECONDS: z.coerce.number().int().min(10).default(300),
   // The engine looks for a road within 1,000 m at most; past that nothing snaps anyway.
   QUIETWAY_SNAP_RADIUS_M: int(1, 1000, 250),
+  QUIETWAY_GBFS_SYSTEMS: z.string().default(''),
+  QUIETWAY_GBFS_TIMEOUT_MS: int(100, 60_000, 4000),
+  QUIETWAY_GBFS_STALE_SECONDS: int(1, 86_400, 180),
+  QUIETWAY_GBFS_MIN_REFRESH_SECONDS: int(1, 3600, 10),
+  QUIETWAY_PARKING: z.string().default(''),
 });
+
+const parkingSchema = z.record(
+  z.string(),
+  z.object({
+    regular: z.array(z.string().min(1)).optional(),
+    ebike_bays: z.array(z.string().min(1)).optional(),
+    ebike_bay_areas: z.array(z.string().min(1)).optional(),
+    ebike_operators: z.record(z.string(), z.array(z.string().min(1))).optional(),
+  }),
+);
+
+/** QUIETWAY_PARKING: a JSON object of parking data per city, or the path of a file holding one. */
+function parkingConfig(value: string): z.infer<typeof parkingSchema> | null {
+  const v = value.trim();
+  if (!v) return null;
+  let text = v;
+  if (!v.startsWith('{')) {
+    try {
+      text = fs.readFileSync(path.resolve(PROJECT_ROOT, v), 'utf8');
+    } catch (err) {
+      throw new ConfigError(
+        `Invalid configuration:\n  QUIETWAY_PARKING: neither a JSON object nor a readable file (${(err as Error).message})`,
+      );
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ConfigError('Invalid configuration:\n  QUIETWAY_PARKING: not valid JSON');
+  }
+  const r = parkingSchema.safeParse(json);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  QUIETWAY_PARKING.${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return r.data;
+}
+
+const gbfsSystemSchema = z.object({
+  id: z.string().regex(/^[a-z0-9_-]{1,64}$/, 'lower-case letters, digits, _ and -'),
+  city: z.string().min(1),
+  url: z.url(),
+  name: z.string().min(1).optional(),
+  system_id: z.string().min(1).optional(),
+});
+
+/** QUIETWAY_GBFS_SYSTEMS: a JSON array of systems, or the path of a file holding one. */
+function gbfsSystems(value: string): z.infer<typeof gbfsSystemSchema>[] {
+  const v = value.trim();
+  if (!v) return [];
+  let text = v;
+  if (!v.startsWith('[')) {
+    try {
+      text = fs.readFileSync(path.resolve(PROJECT_ROOT, v), 'utf8');
+    } catch (err) {
+      throw new ConfigError(
+        `Invalid configuration:\n  QUIETWAY_GBFS_SYSTEMS: neither a JSON array nor a readable file (${(err as Error).message})`,
+      );
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ConfigError('Invalid configuration:\n  QUIETWAY_GBFS_SYSTEMS: not valid JSON');
+  }
+  const r = z.array(gbfsSystemSchema).safeParse(json);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  QUIETWAY_GBFS_SYSTEMS.${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const ids = new Set<string>();
+  for (const s of r.data) {
+    if (ids.has(s.id))
+      throw new ConfigError(`Invalid configuration:\n  QUIETWAY_GBFS_SYSTEMS: id ${s.id} appears twice`);
+    ids.add(s.id);
+  }
+  return r.data;
+}
 
 export interface Config {
   host: string;
@@ -160,6 +245,27 @@ export interface Config {
   wzdx: { url: string; intervalSeconds: number } | null;
   /** A waypoint farther than this (metres) from any routable way has no route (docs/api.md). */
   snapRadiusM: number;
+  /** Bike-share systems read from their GBFS feeds (multi-modal trips). */
+  gbfs: {
+    systems: { id: string; city: string; url: string; name?: string; system_id?: string }[];
+    timeoutMs: number;
+    staleSeconds: number;
+    minRefreshSeconds: number;
+  };
+  /**
+   * Parking data per city for multi-modal `parking_type` (paths relative to the shared data
+   * folder), replacing per city the defaults: the shared data's rack files (multimodal/parking.ts
+   * DEFAULT_PARKING).
+   */
+  parking: Record<
+    string,
+    {
+      regular?: string[];
+      ebike_bays?: string[];
+      ebike_bay_areas?: string[];
+      ebike_operators?: Record<string, string[]>;
+    }
+  > | null;
 }
 
 export class ConfigError extends Error {}
@@ -275,5 +381,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? { url: e.QUIETWAY_WZDX_URL, intervalSeconds: e.QUIETWAY_WZDX_INTERVAL_SECONDS }
       : null,
     snapRadiusM: e.QUIETWAY_SNAP_RADIUS_M,
+    gbfs: {
+      systems: gbfsSystems(e.QUIETWAY_GBFS_SYSTEMS),
+      timeoutMs: e.QUIETWAY_GBFS_TIMEOUT_MS,
+      staleSeconds: e.QUIETWAY_GBFS_STALE_SECONDS,
+      minRefreshSeconds: e.QUIETWAY_GBFS_MIN_REFRESH_SECONDS,
+    },
+    parking: parkingConfig(e.QUIETWAY_PARKING),
   };
 }

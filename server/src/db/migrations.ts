@@ -282,4 +282,19 @@ export const MIGRATIONS: Migration[] = [
       CREATE UNIQUE INDEX disruptions_external ON disruptions(source, external_id);
     `,
   },
+  {
+    name: 'custom routes: an event route saved as ordered stops, attached to multi-modal trips by UUID',
+    sql: `
+      CREATE TABLE custom_routes (
+        id TEXT PRIMARY KEY,
+        event_id INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        -- JSON array of [lon, lat] stops, 2 to 25, ridden in order
+        stops TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX custom_routes_event ON custom_routes(event_id);
+    `,
+  },
 ];

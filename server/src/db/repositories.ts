@@ -2,6 +2,7 @@
 // Handlers and services depend on the interfaces only, so a PostgreSQL implementation can be added
 // without touching them. Statements are prepared once; multi-step writes run in transactions.
 import { randomUUID } from 'node:crypto';
+import { type CustomRouteRepository, sqliteCustomRoutes } from './custom-routes.js';
 import type { Db } from './database.js';
 import { type OAuthRepository, sqliteOAuth } from './oauth.js';
 import { type PlatformRepository, sqlitePlatform } from './platform.js';
@@ -169,6 +170,7 @@ export interface Repositories {
   platform: PlatformRepository;
   oauth: OAuthRepository;
   reports: ReportRepository;
+  customRoutes: CustomRouteRepository;
   /** Runs `fn` atomically. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -627,6 +629,7 @@ export function sqliteRepositories(db: Db): Repositories {
     platform: sqlitePlatform(db),
     oauth: sqliteOAuth(db),
     reports: sqliteReports(db),
+    customRoutes: sqliteCustomRoutes(db),
     transaction: <T>(fn: () => T): T => db.transaction(fn)(),
     close: () => db.close(),
   };

@@ -249,8 +249,17 @@ function disruptionsInForce(repos: Repositories, cityId: string, departure: Depa
  * `undefined` (the field is left out) when none does.
  */
 function near(candidates: ApiDisruption[], flatGeometry: Float64Array): ApiDisruption[] | undefined {
-  const geometry = pairs(flatGeometry);
-  const out = candidates.filter((d) => distanceToLine(d.location, geometry) <= 150);
+  return nearAny(candidates, [flatGeometry]);
+}
+
+/** `near` over several cycling geometries (a multi-modal option's cycling legs). */
+export function nearAny(
+  candidates: ApiDisruption[],
+  flatGeometries: Float64Array[],
+): ApiDisruption[] | undefined {
+  if (candidates.length === 0) return undefined;
+  const geometries = flatGeometries.map(pairs);
+  const out = candidates.filter((d) => geometries.some((g) => distanceToLine(d.location, g) <= 150));
   return out.length > 0 ? out : undefined;
 }
 

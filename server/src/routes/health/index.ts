@@ -1,7 +1,7 @@
 // GET /health/: liveness plus what a self-hoster wants to see first: versions, every spec city with
 // its state (loaded, no data, failed to load), the bbox of its graph's data and how much of its
-// polygon that covers, and whether the server can still write (free space of the data folder,
-// writes refused for lack of it) and log (lines dropped).
+// polygon that covers, whether the server can still write (free space of the data folder, writes
+// refused for lack of it) and log (lines dropped), and the state of each bike-share system's GBFS feeds.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -40,6 +40,28 @@ const healthResponse = z.object({
   ),
   storage: z.object({ status: z.enum(['ok', 'full']), free_bytes: z.number().nullable() }),
   log: z.object({ dropped_lines: z.number(), last_error: z.string().nullable() }),
+  bike_share: z.array(
+    z.object({
+      id: z.string(),
+      city: z.string(),
+      name: z.string(),
+      status: z.enum(['ok', 'degraded', 'stale', 'failing', 'starting']),
+      version: z.string().nullable(),
+      stations: z.number(),
+      vehicles: z.number(),
+      feeds: z.array(
+        z.object({
+          name: z.string(),
+          status: z.enum(['ok', 'stale', 'failing', 'starting']),
+          last_fetched: z.string().nullable(),
+          last_updated: z.string().nullable(),
+          ttl: z.number(),
+          error: z.string().nullable(),
+        }),
+      ),
+      error: z.string().nullable(),
+    }),
+  ),
 });
 
 /** Free bytes for an unprivileged writer on the file systems of the data folder and the database. */
@@ -125,6 +147,9 @@ const health: FastifyPluginAsyncZod<{ config: Config }> = async (app, { config }
         cities: cityStates(app.engine),
         storage: { status: full ? ('full' as const) : ('ok' as const), free_bytes: free },
         log: { dropped_lines: sink?.dropped ?? 0, last_error: sink?.lastError ?? null },
+        // A bike-share system that is not `ok` leaves its options out of multi-modal trips; the
+        // service itself stays `ok` (routing still works).
+        bike_share: app.gbfs.systems.map((s) => s.health()),
       };
     },
   );
