@@ -184,6 +184,18 @@ describe('New York City: the East Village hole of the sample extract', () => {
     expect(res.json()).toMatchObject({ summary: null, no_route: true });
   });
 
+  it('offers no multi-modal option for the same trip (POST /multi-modal/v2/)', async () => {
+    const [origin, destination] = HOLE_TO_UNION_SQUARE;
+    const res = await app.inject({
+      method: 'POST',
+      url: '/multi-modal/v2/',
+      headers: { apikey: key },
+      payload: { origin, destination },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().options).toEqual([]);
+  });
+
   it('answers the same in v1: NoRoute with the snapped waypoints', async () => {
     const res = await post(HOLE_TO_UNION_SQUARE, {}, '/directions/', legacyKey);
     expect(res.statusCode).toBe(200);

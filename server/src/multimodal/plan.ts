@@ -13,6 +13,7 @@ import type { RentalUris, Vehicle } from '../gbfs/feeds.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
 import { contains } from '../routing/coverage.js';
 import { type ApiDisruption, nearAny, type Prepared, prepare } from '../routing/directions.js';
+import { checkSnapRadius, noRouteWaypoints, type SnapRule } from '../routing/snapping.js';
 import { isNight } from '../routing/time.js';
 import { Geofence } from './geofence.js';
 import type { ParkingService, ParkingSpot } from './parking.js';
@@ -135,6 +136,7 @@ export function meters(a: [number, number], b: [number, number]): number {
 export class Planner {
   readonly prepared: Prepared;
   readonly city: LoadedCity;
+  private readonly snapRule: SnapRule;
   private readonly base: Omit<RouteInput, 'coordinates' | 'profile'>;
   /** The attached custom route and its legs (per speed), computed once for every option. */
   private custom: { route: CustomRoute; legs: Map<string, Promise<Leg[] | null>> } | null = null;
@@ -144,6 +146,7 @@ export class Planner {
     repos: Repositories,
     readonly req: MultiModalRequest,
   ) {
+    this.snapRule = engine;
     this.prepared = prepare(engine, repos, {
       coordinates: [req.origin, req.destination],
       profile: 'cycling',
@@ -241,7 +244,14 @@ export class Planner {
     } catch (err) {
       throw new HttpError(400, (err as Error).message);
     }
-    return out ? leg(mode, out) : null;
+    if (!out) return null;
+    // The snap radius (routing/snapping.ts), as in directions: a leg whose end lies off the data
+    // has no route, rather than a route from a road beyond the radius.
+    if (!checkSnapRadius(this.snapRule.snapRadiusM, [from, to], out.waypoints).within) {
+      noRouteWaypoints(this.snapRule, this.city, [from, to], out.waypoints);
+      return null;
+    }
+    return leg(mode, out);
   }
 
   /** Targets ranked by walking cost from `from` (at most `k`). */
