@@ -17,6 +17,12 @@ use std::sync::{Arc, Mutex, RwLock};
 
 /// How far a waypoint may be from the nearest usable road.
 pub const MAX_SNAP_M: f64 = 1000.0;
+/// A trip's ends may start or end on a road this much farther from the point than the nearest one.
+pub const SNAP_SLACK_M: f64 = 12.0;
+/// At most this many positions per end.
+const SNAP_CANDIDATES: usize = 4;
+/// How far from parallel (degrees) another candidate's road may run from the nearest one's.
+const ALONGSIDE_DEG: f64 = 30.0;
 /// The first waypoint's bearing considers roads this close, within this tolerance.
 pub const BEARING_RADIUS_M: f64 = 80.0;
 pub const BEARING_TOLERANCE_DEG: f64 = 45.0;
@@ -411,6 +417,22 @@ impl City {
         metric: &CityMetric,
         bearing: Option<f64>,
     ) -> Option<Snap> {
+        self.snap_candidates(lon, lat, kind, metric, bearing, 0.0)
+            .into_iter()
+            .next()
+    }
+
+    /// The nearest snap and the positions on other edges within `slack_m` more of the point (see
+    /// [`SnapIndex::candidates`]), on the well-connected network when it has any within reach.
+    pub fn snap_candidates(
+        &self,
+        lon: f64,
+        lat: f64,
+        kind: MetricKind,
+        metric: &CityMetric,
+        bearing: Option<f64>,
+        slack_m: f64,
+    ) -> Vec<Snap> {
         let w = &metric.arc_weights;
         let connected = &self.well_connected[usize::from(kind == MetricKind::Walking)];
         let bearing = bearing.map(|b| (b, BEARING_TOLERANCE_DEG, BEARING_RADIUS_M));
@@ -420,18 +442,54 @@ impl City {
                 w[2 * e as usize + 1] < INF_WEIGHT,
             )
         };
-        self.snap_index
-            .snap(&self.graph, lon, lat, MAX_SNAP_M, bearing, |e| {
+        let n = if slack_m > 0.0 { SNAP_CANDIDATES } else { 1 };
+        let on_connected = self.snap_index.candidates(
+            &self.graph,
+            lon,
+            lat,
+            MAX_SNAP_M,
+            bearing,
+            |e| {
                 if connected[e as usize] {
                     usable(e)
                 } else {
                     (false, false)
                 }
-            })
-            .or_else(|| {
-                self.snap_index
-                    .snap(&self.graph, lon, lat, MAX_SNAP_M, bearing, usable)
-            })
+            },
+            slack_m,
+            n,
+        );
+        let mut found = if on_connected.is_empty() {
+            self.snap_index.candidates(
+                &self.graph,
+                lon,
+                lat,
+                MAX_SNAP_M,
+                bearing,
+                usable,
+                slack_m,
+                n,
+            )
+        } else {
+            on_connected
+        };
+        // Another candidate must run alongside the nearest (the other carriageway, a cycle track
+        // beside the road), not meet it: a road that joins the nearest one at a node is reached
+        // through that junction, as riders do.
+        if let Some(&first) = found.first() {
+            let g = &self.graph;
+            let ends = |e: u32| [g.arc_tail(2 * e), g.arc_head(2 * e)];
+            let fe = ends(first.edge);
+            found.retain(|c| {
+                if c.edge == first.edge {
+                    return true;
+                }
+                let d = (c.heading_deg - first.heading_deg).rem_euclid(180.0);
+                let parallel = d.min(180.0 - d) <= ALONGSIDE_DEG;
+                parallel && !ends(c.edge).iter().any(|v| fe.contains(v))
+            });
+        }
+        found
     }
 
     fn with_query<T>(&self, f: impl FnOnce(&mut CchQuery) -> T) -> T {
@@ -473,17 +531,27 @@ impl City {
             },
         );
         self.note_use(&metric);
-        let mut snaps = Vec::with_capacity(req.waypoints.len());
+        // The trip's two ends may start or end on any road within a few metres more than the
+        // nearest (the other carriageway of a divided road, the cycle track beside it); a via point
+        // keeps one position, so that the legs it joins meet.
+        let last = req.waypoints.len() - 1;
+        let mut cands: Vec<Vec<Snap>> = Vec::with_capacity(req.waypoints.len());
         for (i, p) in req.waypoints.iter().enumerate() {
             let bearing = if i == 0 && req.profile == Profile::Cycling {
                 req.bearing
             } else {
                 None
             };
-            match self.snap(p[0], p[1], kind, &metric, bearing) {
-                Some(s) => snaps.push(s),
-                None => return Ok(None),
+            let slack = if i == 0 || i == last {
+                SNAP_SLACK_M
+            } else {
+                0.0
+            };
+            let c = self.snap_candidates(p[0], p[1], kind, &metric, bearing, slack);
+            if c.is_empty() {
+                return Ok(None);
             }
+            cands.push(c);
         }
         // SuperSafe with a bounded detour: each leg also asks Direct and, when the full weighting's
         // detour is over budget, the gentler one (see `DetourBudget`).
@@ -499,27 +567,32 @@ impl City {
         let budget = bounded
             .is_some()
             .then(|| self.model().supersafe_detour.clone());
-        let mut legs = Vec::with_capacity(snaps.len() - 1);
-        for pair in snaps.windows(2) {
+        let mut legs = Vec::with_capacity(last);
+        let mut snaps: Vec<Snap> = cands.iter().map(|c| c[0]).collect();
+        for (k, pair) in cands.windows(2).enumerate() {
             let leg = self.with_query(|q| {
-                let full = self.leg(q, &metric, &pair[0], &pair[1])?;
+                let full = self.leg_between(q, &metric, &pair[0], &pair[1])?;
                 let (Some((direct, gentle)), Some(budget)) = (&bounded, &budget) else {
                     return Some(full);
                 };
-                let Some(shortest) = self.leg(q, direct, &pair[0], &pair[1]) else {
+                let Some(shortest) = self.leg_between(q, direct, &pair[0], &pair[1]) else {
                     return Some(full);
                 };
-                let direct_m = self.leg_length_m(&shortest);
-                if budget.within(self.leg_length_m(&full), direct_m) {
+                let direct_m = self.leg_length_m(&shortest.0);
+                if budget.within(self.leg_length_m(&full.0), direct_m) {
                     return Some(full);
                 }
-                match self.leg(q, gentle, &pair[0], &pair[1]) {
-                    Some(g) if self.leg_length_m(&g) <= budget.max_ratio * direct_m => Some(g),
+                match self.leg_between(q, gentle, &pair[0], &pair[1]) {
+                    Some(g) if self.leg_length_m(&g.0) <= budget.max_ratio * direct_m => Some(g),
                     _ => Some(shortest),
                 }
             });
             match leg {
-                Some(leg) => legs.push(leg),
+                Some((leg, i, j)) => {
+                    snaps[k] = pair[0][i];
+                    snaps[k + 1] = pair[1][j];
+                    legs.push(leg);
+                }
                 None => return Ok(None),
             }
         }
@@ -661,50 +734,90 @@ impl City {
     /// takes back the part of its arc beyond the target point (from a common offset, as weights
     /// are unsigned).
     pub fn leg(&self, q: &mut CchQuery, metric: &CityMetric, a: &Snap, b: &Snap) -> Option<Leg> {
+        self.leg_between(q, metric, std::slice::from_ref(a), std::slice::from_ref(b))
+            .map(|(leg, _, _)| leg)
+    }
+
+    /// A leg from any of the start candidates to any of the end candidates (see
+    /// [`City::snap_candidates`]): the search picks the pair, each candidate after the first paying
+    /// for the metres it lies farther from the point than the first, at its own arc's rate. Returns
+    /// the leg and the indices of the candidates it starts and ends at.
+    pub fn leg_between(
+        &self,
+        q: &mut CchQuery,
+        metric: &CityMetric,
+        a: &[Snap],
+        b: &[Snap],
+    ) -> Option<(Leg, usize, usize)> {
         let aw = &metric.arc_weights;
-        let (ea, eb) = (a.edge, b.edge);
+        let g = &self.graph;
         let part = |w: Weight, frac: f64| -> Weight {
             (w as f64 * frac.clamp(0.0, 1.0)).round() as Weight
         };
-        // (arc, fraction of it behind the point, usable from here)
-        let starts = [
-            (2 * ea, a.t, a.forward),
-            (2 * ea + 1, 1.0 - a.t, a.backward),
-        ];
-        let ends = [(2 * eb, b.t), (2 * eb + 1, 1.0 - b.t)];
         let usable = |arc: ArcId| aw[arc as usize] < INF_WEIGHT;
+        // The extra metres to a candidate beyond the nearest, priced as riding them on its arc.
+        let extra = |c: &Snap, first: &Snap, arc: ArcId| -> Weight {
+            let m = c.distance_m - first.distance_m;
+            let len = g.arc_length_m(arc) as f64;
+            if m <= 0.0 || len <= 0.0 || !usable(arc) {
+                0
+            } else {
+                (aw[arc as usize] as f64 * m / len)
+                    .round()
+                    .min(INF_WEIGHT as f64 / 4.0) as Weight
+            }
+        };
+        // (arc, fraction of it behind the point, usable from here, candidate, extra)
+        let mut starts: Vec<(ArcId, f64, bool, usize, Weight)> = Vec::with_capacity(2 * a.len());
+        for (i, c) in a.iter().enumerate() {
+            for (arc, f, ok) in [
+                (2 * c.edge, c.t, c.forward),
+                (2 * c.edge + 1, 1.0 - c.t, c.backward),
+            ] {
+                starts.push((arc, f, ok, i, extra(c, &a[0], arc)));
+            }
+        }
+        // (arc, fraction of it behind the point, candidate, extra)
+        let mut ends: Vec<(ArcId, f64, usize, Weight)> = Vec::with_capacity(2 * b.len());
+        for (i, c) in b.iter().enumerate() {
+            for (arc, f) in [(2 * c.edge, c.t), (2 * c.edge + 1, 1.0 - c.t)] {
+                ends.push((arc, f, i, extra(c, &b[0], arc)));
+            }
+        }
         let offset = ends
             .iter()
-            .filter(|&&(arc, _)| usable(arc))
-            .map(|&(arc, _)| aw[arc as usize])
+            .filter(|e| usable(e.0))
+            .map(|e| aw[e.0 as usize])
             .max()?;
         q.reset();
-        for &(arc, f) in &ends {
+        for &(arc, f, _, x) in &ends {
             if usable(arc) {
                 let w = aw[arc as usize];
                 let beyond = w - part(w, f);
-                for x in self.turns.nodes_of_arc(arc) {
-                    q.add_target(x, offset - beyond, &self.cch);
+                for n in self.turns.nodes_of_arc(arc) {
+                    q.add_target(n, add(offset - beyond, x), &self.cch);
                 }
             }
         }
-        // (routing node, distance, arc started on, fraction of it behind)
-        let mut seeds: Vec<(u32, Weight, ArcId, f64)> = Vec::with_capacity(8);
-        for &(arc, f, ok) in &starts {
+        // (routing node, distance, arc started on, fraction of it behind, candidate)
+        let mut seeds: Vec<(u32, Weight, ArcId, f64, usize)> = Vec::with_capacity(4 * a.len());
+        for &(arc, f, ok, i, x) in &starts {
             if !ok || !usable(arc) {
                 continue;
             }
-            let ahead = part(aw[arc as usize], 1.0 - f);
-            if ea == eb && ends.iter().any(|&(e, ef)| e == arc && ef < f) {
-                // The target lies behind on this very arc: leave the arc by a turn first.
+            let ahead = add(part(aw[arc as usize], 1.0 - f), x);
+            if ends.iter().any(|e| e.0 == arc && e.1 < f) {
+                // A target lies behind on this very arc: leave the arc by a turn first (seeding the
+                // arc itself would meet that target at once, as if it lay ahead).
                 for &t in self.turns.turns_out_of(arc) {
                     let w = metric.input_weights[2 * t as usize];
                     if w < INF_WEIGHT {
-                        seeds.push((self.turns.turn_to[t as usize], add(ahead, w), arc, f));
+                        seeds.push((self.turns.turn_to[t as usize], add(ahead, w), arc, f, i));
                     }
                 }
-            } else {
-                seeds.push((arc, ahead, arc, f));
+            }
+            if ends.iter().all(|e| e.0 != arc || e.1 >= f) {
+                seeds.push((arc, ahead, arc, f, i));
             }
         }
         for s in &seeds {
@@ -717,42 +830,44 @@ impl City {
         } else {
             INF_WEIGHT
         };
-        let mut direct: Option<ArcPiece> = None;
-        if ea == eb {
-            for &(arc, f, ok) in &starts {
-                for &(e, ef) in &ends {
-                    if ok && e == arc && ef >= f && usable(arc) {
-                        let d = part(aw[arc as usize], ef - f);
-                        if d <= best {
-                            best = d;
-                            direct = Some(ArcPiece {
+        // Start and end on the same arc, the end ahead: ridden directly.
+        let mut direct: Option<(ArcPiece, usize, usize)> = None;
+        for &(arc, f, ok, i, xs) in &starts {
+            for &(e, ef, j, xe) in &ends {
+                if ok && e == arc && ef >= f && usable(arc) {
+                    let d = add(add(part(aw[arc as usize], ef - f), xs), xe);
+                    if d <= best {
+                        best = d;
+                        direct = Some((
+                            ArcPiece {
                                 arc,
                                 from: f,
                                 to: ef,
-                            });
-                        }
+                            },
+                            i,
+                            j,
+                        ));
                     }
                 }
             }
         }
-        if let Some(p) = direct {
-            return Some(Leg {
+        if let Some((p, i, j)) = direct {
+            let leg = Leg {
                 pieces: vec![p],
                 weight: best,
-            });
+            };
+            return Some((leg, i, j));
         }
         if best >= INF_WEIGHT {
             return None;
         }
         let (src, tgt) = q.endpoints(&self.cch)?;
         // The seed the search used at the path's first node: the cheapest one there.
-        let &(_, _, first_arc, first_from) =
+        let &(_, _, first_arc, first_from, start_at) =
             seeds.iter().filter(|s| s.0 == src).min_by_key(|s| s.1)?;
-        let end_fraction = |arc: ArcId| {
-            ends.iter()
-                .find(|&&(e, _)| e == arc)
-                .map_or(1.0, |&(_, f)| f)
-        };
+        let tgt_arc = self.turns.node_arc[tgt as usize];
+        // The end on the target's arc the search reached: the cheapest with its extra.
+        let &(_, end_f, end_at, _) = ends.iter().filter(|e| e.0 == tgt_arc).min_by_key(|e| e.3)?;
         let path = q.arc_path(&self.cch, &metric.hierarchy);
         let mut pieces = Vec::with_capacity(path.len() + 2);
         let node_arc = &self.turns.node_arc;
@@ -761,7 +876,7 @@ impl City {
             pieces.push(ArcPiece {
                 arc: first_arc,
                 from: first_from,
-                to: end_fraction(first_arc),
+                to: end_f,
             });
         } else {
             pieces.push(ArcPiece {
@@ -777,7 +892,7 @@ impl City {
                 let arc = node_arc[x as usize];
                 let to = if nodes.peek().is_none() {
                     debug_assert_eq!(x, tgt);
-                    end_fraction(arc)
+                    end_f
                 } else {
                     1.0
                 };
@@ -785,10 +900,11 @@ impl City {
             }
         }
         pieces.retain(|p| p.to > p.from);
-        Some(Leg {
+        let leg = Leg {
             pieces,
             weight: best,
-        })
+        };
+        Some((leg, start_at, end_at))
     }
 
     /// From one point to the `k` nearest of `targets` by network cost (cycling or walking metric in

@@ -22,6 +22,8 @@ pub struct Snap {
     /// Which directions the route may leave this position in (a bearing can forbid one).
     pub forward: bool,
     pub backward: bool,
+    /// Compass bearing of the edge's segment at the position, tail to head, degrees.
+    pub heading_deg: f64,
 }
 
 pub struct SnapIndex {
@@ -141,6 +143,26 @@ impl SnapIndex {
         bearing: Option<(f64, f64, f64)>,
         usable: impl Fn(EdgeId) -> (bool, bool),
     ) -> Option<Snap> {
+        self.candidates(g, lon, lat, max_m, bearing, usable, 0.0, 1)
+            .into_iter()
+            .next()
+    }
+
+    /// The nearest position (as [`SnapIndex::snap`]) and, after it, up to `max_n - 1` positions on
+    /// other edges no more than `slack_m` farther from the point, nearest first: the candidates of a
+    /// waypoint between two carriageways, or between a road and its cycle track.
+    #[allow(clippy::too_many_arguments)]
+    pub fn candidates(
+        &self,
+        g: &CityGraph,
+        lon: f64,
+        lat: f64,
+        max_m: f64,
+        bearing: Option<(f64, f64, f64)>,
+        usable: impl Fn(EdgeId) -> (bool, bool),
+        slack_m: f64,
+        max_n: usize,
+    ) -> Vec<Snap> {
         let (px, py) = self.proj(lon, lat);
         let (cx, cy) = ((px - self.min_x) / CELL_M, (py - self.min_y) / CELL_M);
         let (bx, by) = ((px - self.min_x) as f32, (py - self.min_y) as f32);
@@ -155,6 +177,7 @@ impl SnapIndex {
         let inner = fx.min(1.0 - fx).min(fy).min(1.0 - fy) * CELL_M;
         let (ci, ri) = (cx.floor() as i64, cy.floor() as i64);
         let mut best: Option<Snap> = None;
+        let mut found: Vec<Snap> = Vec::new();
         let mut seen: HashSet<EdgeId, IdHash> =
             HashSet::with_capacity_and_hasher(256, Default::default());
         let mut pts = Vec::with_capacity(32);
@@ -162,7 +185,7 @@ impl SnapIndex {
             // Nothing outside the rings searched can beat a best that lies within them.
             if let Some(b) = &best
                 && ring > 0
-                && b.distance_m <= inner + (ring - 1) as f64 * CELL_M
+                && b.distance_m + slack_m <= inner + (ring - 1) as f64 * CELL_M
             {
                 break;
             }
@@ -186,7 +209,11 @@ impl SnapIndex {
                             (y0 - by).max(by - y1).max(0.0),
                         );
                         let bound = ((ox * ox + oy * oy).sqrt() - 0.01) as f64;
-                        if bound > limit || best.as_ref().is_some_and(|b| bound >= b.distance_m) {
+                        if bound > limit
+                            || best
+                                .as_ref()
+                                .is_some_and(|b| bound >= b.distance_m + slack_m)
+                        {
                             continue;
                         }
                         if !seen.insert(e) {
@@ -201,14 +228,14 @@ impl SnapIndex {
                         let Some((d, t, qlon, qlat, seg)) = self.project(&pts, px, py) else {
                             continue;
                         };
-                        if d > limit || best.as_ref().is_some_and(|b| d >= b.distance_m) {
+                        if d > limit || best.as_ref().is_some_and(|b| d >= b.distance_m + slack_m) {
                             continue;
                         }
+                        let seg_bearing = bearing_deg(
+                            LonLat::new(pts[seg][0], pts[seg][1]),
+                            LonLat::new(pts[seg + 1][0], pts[seg + 1][1]),
+                        );
                         if let Some((want, tolerance, _)) = bearing {
-                            let seg_bearing = bearing_deg(
-                                LonLat::new(pts[seg][0], pts[seg][1]),
-                                LonLat::new(pts[seg + 1][0], pts[seg + 1][1]),
-                            );
                             let off = |b: f64| {
                                 let x = (b - want).rem_euclid(360.0);
                                 x.min(360.0 - x)
@@ -219,7 +246,7 @@ impl SnapIndex {
                                 continue;
                             }
                         }
-                        best = Some(Snap {
+                        let snap = Snap {
                             edge: e,
                             t,
                             lon: qlon,
@@ -227,12 +254,26 @@ impl SnapIndex {
                             distance_m: d,
                             forward: fwd,
                             backward: bwd,
-                        });
+                            heading_deg: seg_bearing,
+                        };
+                        if best.as_ref().is_none_or(|b| d < b.distance_m) {
+                            best = Some(snap);
+                        }
+                        if slack_m > 0.0 {
+                            found.push(snap);
+                        }
                     }
                 }
             }
         }
-        best
+        let Some(best) = best else {
+            return Vec::new();
+        };
+        found.retain(|c| c.edge != best.edge && c.distance_m <= best.distance_m + slack_m);
+        found.sort_by(|a, b| a.distance_m.total_cmp(&b.distance_m));
+        found.truncate(max_n.saturating_sub(1));
+        found.insert(0, best);
+        found
     }
 
     /// Nearest point of a polyline: (distance m, fraction by length, lon, lat, index of the segment).
