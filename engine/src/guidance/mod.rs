@@ -419,9 +419,11 @@ impl City {
                         line.heading_out_of(at(seg.onto)),
                     );
                     let reversal = seg.reversal(pieces);
-                    let same_road = si > 0
-                        && passes::name_key(pieces, &segs[si - 1])
-                            == run[passes::longest(run)].name;
+                    // Back along "the same road" only when it has a name or number to be the same
+                    // by: two unnamed paths meeting at a sharp angle are a sharp turn.
+                    let onto = run[passes::longest(run)].name;
+                    let same_road =
+                        si > 0 && onto != (0, 0) && passes::name_key(pieces, &segs[si - 1]) == onto;
                     if reversal || (angle.abs() > passes::UTURN_DEG && same_road) {
                         (StepKind::UTurn, Some("uturn"))
                     } else {
