@@ -67,7 +67,7 @@ fn goals(city: &str) -> Goals {
 
 // ---- The engine boundary: everything this benchmark asks of quietway-engine is in this section.
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
     Direct,
     SuperSafe,
@@ -138,6 +138,18 @@ fn plan(city: &City, a: [f64; 2], b: [f64; 2], mode: Mode) -> Option<Planned> {
         }));
     }
     let (s, e) = (route.waypoints.first()?, route.waypoints.last()?);
+    if std::env::var_os("QUIETWAY_DUMP_UTURNS").is_some() && steps.iter().any(|s| s.uturn) {
+        // Diagnosis aid: the trip and its steps, for every route that has a U-turn step.
+        eprintln!("U-turn in {mode:?} {a:?} -> {b:?}");
+        for s in &steps {
+            eprintln!(
+                "    {:>7.1} m  {}{}",
+                s.distance_m,
+                if s.uturn { "U-TURN " } else { "" },
+                s.road
+            );
+        }
+    }
     Some(Planned {
         length_m,
         busy_m,
