@@ -1,7 +1,8 @@
 // /map/route: the route planner. Waypoints by map click or place search (two to 25), SuperSafe and
 // Direct side by side (distance, time, climb, metres per safety class, the turn-by-turn list; a step
-// zooms the map to it), departure time and the night override, the explanation sentence and the
-// bike-share options where this server offers them, and a GPX download of the chosen route. It signs
+// zooms the map to it), departure time and the night override, the explanation sentence
+// (POST /explain-supersafe/) and, where the city has bike-share, the bike-share options with their legs
+// on the map (POST /multi-modal/v2/), and a GPX download of the chosen route. It signs
 // the rider in with the password grant: routing and place search need a session (decisions.md).
 import type { ExpressionSpecification, LayerSpecification } from '@maplibre/maplibre-gl-style-spec';
 import type { GeoJSONSource, Map as MapLibreMap } from 'maplibre-gl';
@@ -773,14 +774,16 @@ function optionCard(o: Option, i: number): HTMLElement {
   // Pricing: the estimate for this ride under the operator's plan, else say it is not published.
   const p = o.rental?.pricing;
   if (p) {
+    // The plan's own description when it has one (it usually says the fee and rate), else them.
     const rate = rateOf(p);
+    const terms =
+      p.description || `${money(p.unlock_fee, p.currency)} to unlock${rate ? `, then ${rate}` : ''}.`;
     li.append(
       el(
         'p',
         { class: 'price' },
         el('strong', {}, `About ${money(p.estimated_cost, p.currency)}`),
-        ` for this ride: ${money(p.unlock_fee, p.currency)} to unlock${rate ? `, then ${rate}` : ''}`,
-        p.description ? ` (${p.description})` : '',
+        ` for this ride. ${terms}`,
       ),
     );
   } else if (o.rental) {
