@@ -721,11 +721,26 @@ function showOption(i: number): void {
   const src = map.getSource('option') as GeoJSONSource | undefined;
   src?.setData({
     type: 'FeatureCollection',
-    features: (o?.legs ?? []).map((l) => ({
-      type: 'Feature',
-      geometry: { type: 'LineString', coordinates: l.geometry.coordinates },
-      properties: { mode: l.mode },
-    })),
+    features: [
+      ...(o?.legs ?? []).map((l) => ({
+        type: 'Feature' as const,
+        geometry: { type: 'LineString' as const, coordinates: l.geometry.coordinates },
+        properties: { mode: l.mode },
+      })),
+      // Where a leg hands over to the next: the station or the bike.
+      ...(o?.legs.slice(0, -1) ?? []).flatMap((l) => {
+        const end = l.geometry.coordinates[l.geometry.coordinates.length - 1];
+        return end
+          ? [
+              {
+                type: 'Feature' as const,
+                geometry: { type: 'Point' as const, coordinates: end },
+                properties: {},
+              },
+            ]
+          : [];
+      }),
+    ],
   });
   for (const k of KINDS) map.setPaintProperty(`route-${k.key}`, 'line-opacity', o ? 0.35 : 1);
   document.querySelectorAll<HTMLButtonElement>('#options button.show').forEach((b, k) => {
@@ -946,6 +961,18 @@ async function main(): Promise<void> {
         filter: ['==', ['get', 'mode'], 'walking'],
         layout: { 'line-cap': 'round', 'line-join': 'round' },
         paint: { 'line-color': OPTION_COLOUR, 'line-width': 4, 'line-dasharray': [0.1, 1.8] },
+      });
+      map.addLayer({
+        id: 'option-stops',
+        type: 'circle',
+        source: 'option',
+        filter: ['==', ['geometry-type'], 'Point'],
+        paint: {
+          'circle-radius': 6,
+          'circle-color': '#ffffff',
+          'circle-stroke-color': OPTION_COLOUR,
+          'circle-stroke-width': 3,
+        },
       });
       map.addLayer({
         id: 'step',

@@ -30,6 +30,8 @@ const VIEW = '#16/40.7115/-74.0075';
 const RIDER = { email: 'rider@example.org', password: 'long enough pw', name: 'Rosa' };
 const ADMIN = { email: 'admin@example.org', password: 'long enough pw', name: 'Ada' };
 let windowStreet: { name: string; wayId: number; at: [number, number] };
+/** A straight quiet stretch ridden both ways: SuperSafe and Direct between two points on it are one route. */
+let quietStretch: [number, number][];
 
 let app: FastifyInstance;
 let gbfs: GbfsTestServer;
@@ -197,6 +199,22 @@ beforeAll(async () => {
   );
   if (!street) throw new Error('no street for the window');
   windowStreet = { name: street.name as string, wayId: street.wayId, at: midpoint(street.geometry) };
+  // The longest straight piece of a quiet stretch, ridden along its drawing (one-way streets are common).
+  let best: { from: [number, number]; to: [number, number]; metres: number } | null = null;
+  for (const s of await city.engine.roads([-74.012, 40.709, -74.003, 40.715])) {
+    if (s.forwardClass !== 'quiet' || s.forwardBike !== 'ride') continue;
+    if (s.wayId === street.wayId || ways.some((w) => w.wayId === s.wayId)) continue;
+    const g2 = s.geometry;
+    for (let i = 0; i + 3 < g2.length; i += 2) {
+      const from: [number, number] = [g2[i] as number, g2[i + 1] as number];
+      const to: [number, number] = [g2[i + 2] as number, g2[i + 3] as number];
+      const metres = Math.hypot((to[0] - from[0]) * 84_300, (to[1] - from[1]) * 111_195);
+      if (!best || metres > best.metres) best = { from, to, metres };
+    }
+  }
+  if (!best || best.metres < 80) throw new Error('no quiet stretch');
+  const { from, to } = best;
+  quietStretch = [0.25, 0.75].map((t) => [from[0] + t * (to[0] - from[0]), from[1] + t * (to[1] - from[1])]);
   const admin = await app.inject({ method: 'POST', url: '/auth/v1/signup', payload: ADMIN });
   app.repos.users.setRole(ADMIN.email, 'admin');
   const made = await app.inject({
@@ -486,6 +504,7 @@ describe('map pages', () => {
     await mapSettled(page);
     expect(await rendered(page, 'option-ride')).toBeGreaterThan(0);
     expect(await rendered(page, 'option-walk')).toBeGreaterThan(0);
+    expect(await rendered(page, 'option-stops')).toBe(2);
     await docked.scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(SHOTS, 'route-planner-desktop-bike-share.png') });
     await docked.locator('button.show').click();
@@ -540,6 +559,28 @@ describe('map pages', () => {
     await page.selectOption('#night', 'day');
     await expect.poll(() => sent.filter((b) => b.nighttime === false).length).toBe(2);
     expect(sent.at(-1)).toMatchObject({ departure_time: '2026-06-21T23:30', nighttime: false });
+    // Two points on one quiet stretch: one route for both, said so under the summaries.
+    await page.click('#clear');
+    await page.evaluate(
+      (c) =>
+        (
+          globalThis as unknown as {
+            quietwayMap: { jumpTo(o: { center: [number, number]; zoom: number }): void };
+          }
+        ).quietwayMap.jumpTo({ center: c, zoom: 17 }),
+      [(quietStretch[0]![0] + quietStretch[1]![0]) / 2, (quietStretch[0]![1] + quietStretch[1]![1]) / 2] as [
+        number,
+        number,
+      ],
+    );
+    await mapSettled(page);
+    for (const at of quietStretch) {
+      const p = await pointOf(page, at);
+      await page.mouse.click(p.x, p.y);
+    }
+    await expect
+      .poll(() => page.locator('#explanation:visible').textContent(), { timeout: 30_000 })
+      .toBe('One route for both: The most direct route as well as the quietest.');
     expect(errors).toEqual([]);
     await ctx.close();
 
@@ -550,6 +591,8 @@ describe('map pages', () => {
     await signIn(small);
     await mapSettled(small);
     await clickTwoPoints(small);
+    await small.locator('#explanation').waitFor({ timeout: 30_000 });
+    await small.locator('#options .option.docked').first().waitFor({ timeout: 30_000 });
     await mapSettled(small);
     await small.screenshot({ path: path.join(SHOTS, 'route-planner-phone.png') });
     await small.locator('#results').scrollIntoViewIfNeeded();
