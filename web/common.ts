@@ -20,6 +20,8 @@ export interface City {
   id: string;
   name: string;
   bbox: [number, number, number, number];
+  /** The bike-share systems configured for the city (names); empty without any. */
+  bike_share?: string[];
 }
 
 export const ATTRIBUTION =

@@ -1,7 +1,8 @@
 // /map/route: the route planner. Waypoints by map click or place search (two to 25), SuperSafe and
 // Direct side by side (distance, time, climb, metres per safety class, the turn-by-turn list; a step
-// zooms the map to it), departure time and the night override, the explanation sentence and the
-// bike-share options where this server offers them, and a GPX download of the chosen route. It signs
+// zooms the map to it), departure time and the night override, the explanation sentence
+// (POST /explain-supersafe/) and, where the city has bike-share, the bike-share options with their legs
+// on the map (POST /multi-modal/v2/), and a GPX download of the chosen route. It signs
 // the rider in with the password grant: routing and place search need a session (decisions.md).
 import type { ExpressionSpecification, LayerSpecification } from '@maplibre/maplibre-gl-style-spec';
 import type { GeoJSONSource, Map as MapLibreMap } from 'maplibre-gl';
@@ -398,7 +399,7 @@ async function planRoutes(): Promise<void> {
     status(safe.route || direct.route ? '' : 'No route between these points.');
     drawRoutes();
     renderResults();
-    void explain(seq, safe);
+    void explain(seq, safe, direct);
     void multiModal(seq);
   } catch (e) {
     if (seq === routeSeq) {
@@ -409,11 +410,13 @@ async function planRoutes(): Promise<void> {
 }
 
 function clearRoutes(): void {
+  routeSeq++; // answers still in flight are for the old waypoints
   delete results.safe;
   delete results.direct;
   for (const k of KINDS) setLine(`route-${k.key}`, null);
   setLine('step', null);
-  setLine('option', null);
+  options = [];
+  showOption(-1);
   setLine('snaps', null);
   byId('results').hidden = true;
   byId('gpx-row').hidden = true;
@@ -459,7 +462,7 @@ function drawRoutes(): void {
     }),
   );
   // The chosen route on top.
-  map.moveLayer(`route-${chosen}`, 'step');
+  map.moveLayer(`route-${chosen}`, 'option-ride');
   setLine('step', null);
   if (!bounds.isEmpty()) map.fitBounds(bounds, { padding: 50, maxZoom: 17, duration: 300 });
 }
@@ -480,7 +483,11 @@ function metresPerClass(route: Route): Map<string, number> {
   return out;
 }
 
-function routeCard(kind: (typeof KINDS)[number], d: Directions): HTMLElement {
+/**
+ * A route's two cards: its summary (distance, time, climb, classes, disruptions) and its turn-by-turn
+ * list, so that the explanation sentence sits between the two summaries and the two lists.
+ */
+function routeCards(kind: (typeof KINDS)[number], d: Directions): [HTMLElement, HTMLElement | null] {
   const card = el('article', { class: `card route ${kind.key}`, 'aria-labelledby': `${kind.key}-title` });
   const radio = el('input', { type: 'radio', name: 'chosen', id: `choose-${kind.key}`, value: kind.key });
   radio.checked = chosen === kind.key;
@@ -504,7 +511,7 @@ function routeCard(kind: (typeof KINDS)[number], d: Directions): HTMLElement {
   const route = d.route;
   if (!route) {
     card.append(el('p', {}, 'No route found.'));
-    return card;
+    return [card, null];
   }
   if (d.sublabel) card.append(el('p', { class: 'hint' }, d.sublabel));
   const other = results[kind.key === 'safe' ? 'direct' : 'safe']?.route;
@@ -528,14 +535,14 @@ function routeCard(kind: (typeof KINDS)[number], d: Directions): HTMLElement {
   const per = metresPerClass(route);
   const total = [...per.values()].reduce((a, b) => a + b, 0) || 1;
   const bar = el('div', { class: 'classbar', 'aria-hidden': 'true' });
-  const list = el('ul', { class: 'legend classes' });
+  const classes = el('ul', { class: 'legend classes' });
   for (const c of CLASSES) {
     const m = per.get(c.id);
     if (!m) continue;
     bar.append(el('span', { style: `background-color:${c.colour};width:${(100 * m) / total}%` }));
-    list.append(el('li', {}, swatch(c.colour), `${c.label}: ${km(m)}`));
+    classes.append(el('li', {}, swatch(c.colour), `${c.label}: ${km(m)}`));
   }
-  card.append(bar, list);
+  card.append(bar, classes);
   if (d.disruptions?.length) {
     const ul = el('ul', { class: 'disruptions' });
     for (const x of d.disruptions)
@@ -562,10 +569,17 @@ function routeCard(kind: (typeof KINDS)[number], d: Directions): HTMLElement {
     b.addEventListener('click', () => zoomToStep(s));
     steps.append(el('li', {}, b));
   }
-  card.append(
-    el('details', { open: '' }, el('summary', {}, `Turn by turn (${route.steps.length} steps)`), steps),
+  const list = el(
+    'article',
+    { class: `card route ${kind.key} turns`, 'aria-label': `${kind.label}: turn by turn` },
+    el(
+      'details',
+      { open: '' },
+      el('summary', {}, `${kind.label}: turn by turn (${route.steps.length} steps)`),
+      steps,
+    ),
   );
-  return card;
+  return [card, list];
 }
 
 function zoomToStep(s: Step): void {
@@ -580,28 +594,45 @@ function zoomToStep(s: Step): void {
 
 function renderResults(): void {
   const section = byId('results');
-  section.replaceChildren();
-  for (const k of KINDS) {
+  const explanation = byId('explanation');
+  const cards = KINDS.flatMap((k) => {
     const d = results[k.key];
-    if (d) section.append(routeCard(k, d));
-  }
+    return d ? [routeCards(k, d)] : [];
+  });
+  // The two summaries, the explanation sentence under them (filled when it answers), the two lists.
+  section.replaceChildren(
+    ...cards.map(([head]) => head),
+    explanation,
+    ...cards.flatMap(([, list]) => (list ? [list] : [])),
+  );
   section.hidden = false;
   byId('gpx-row').hidden = !(results.safe?.route || results.direct?.route);
 }
 
-// ---- the explanation sentence and bike-share options (only where this server offers them) --------
+// ---- the explanation sentence ------------------------------------------------------------------
 
-// HOOK(explain-supersafe): POST /explain-supersafe/ (spec: origin, destination, nighttime,
-// departure_time) answers one generated sentence on how SuperSafe differs from Direct. A server
-// without that endpoint answers 404: the sentence stays hidden and the page stops asking.
-let explainOffered = true;
-async function explain(seq: number, safe: Directions): Promise<void> {
+interface Explanation {
+  summary: string | null;
+  identical: boolean;
+  no_route?: boolean;
+}
+
+/** The server's sentences carry no trailing period: the page adds one. */
+const sentence = (s: string) => (/[.!?]$/.test(s) ? s : `${s}.`);
+
+/**
+ * `POST /explain-supersafe/` for a trip of two points (it takes an origin and a destination only): one
+ * sentence on how SuperSafe differs from Direct, shown under the two summaries. Identical routes say
+ * so; routes that differ with nothing true to say of it point at the classes above; without a route
+ * (or when the endpoint cannot answer: 429, 503) the box stays hidden and the routes speak for themselves.
+ */
+async function explain(seq: number, safe: Directions, direct: Directions): Promise<void> {
   const box = byId('explanation');
   box.hidden = true;
-  if (!explainOffered) return;
+  box.replaceChildren();
   const first = waypoints[0]?.at;
   const last = waypoints[waypoints.length - 1]?.at;
-  if (waypoints.length !== 2 || !first || !last) return;
+  if (waypoints.length !== 2 || !first || !last || !safe.route || !direct.route) return;
   const body: Record<string, unknown> = {
     origin: first,
     destination: last,
@@ -609,65 +640,232 @@ async function explain(seq: number, safe: Directions): Promise<void> {
   };
   const departure = byId<HTMLInputElement>('departure').value;
   if (departure) body.departure_time = departure;
-  const res = await api('/explain-supersafe/', { method: 'POST', body: JSON.stringify(body) }).catch(
-    () => null,
-  );
-  if (res?.status === 404) explainOffered = false;
-  if (!res?.ok || seq !== routeSeq) return;
-  const { summary } = (await res.json()) as { summary: string | null };
-  if (!summary) return;
-  box.textContent = summary;
-  box.hidden = false;
+  let answer: Explanation;
+  try {
+    answer = await apiJson<Explanation>('/explain-supersafe/', body);
+  } catch {
+    return;
+  }
+  if (seq !== routeSeq || answer.no_route) return;
+  const say = (label: string, text: string) => {
+    box.replaceChildren(el('strong', {}, label), ` ${text}`);
+    box.classList.toggle('same', answer.identical);
+    box.hidden = false;
+  };
+  if (answer.identical)
+    say('One route for both:', sentence(answer.summary ?? 'SuperSafe is the direct route'));
+  else if (answer.summary) say('Why SuperSafe:', sentence(answer.summary));
+  else say('SuperSafe and Direct:', 'they take different roads here; compare their safety classes above.');
 }
 
+// ---- bike-share options (multi-modal) -----------------------------------------------------------
+
+interface Leg {
+  mode: 'walking' | 'cycling';
+  start_label?: string;
+  end_label?: string;
+  distance: number;
+  duration: number;
+  geometry: { coordinates: LonLat[] };
+}
+interface Pricing {
+  currency: string;
+  unlock_fee: number;
+  per_min_rate: number | null;
+  per_min_interval: number | null;
+  per_km_rate: number | null;
+  per_km_interval: number | null;
+  description: string;
+  estimated_cost: number;
+}
 interface Option {
   name: string;
   label: string | null;
-  bike_type: string;
+  sublabel: string | null;
+  bike_type: 'Personal' | 'Docked' | 'Dockless';
   is_electric?: boolean;
-  legs: { mode: string; distance: number; duration: number; geometry: { coordinates: LonLat[] } }[];
+  legs: Leg[];
+  disruptions?: Directions['disruptions'];
+  rental?: {
+    pricing: Pricing | null;
+    app_links: { android: string | null; ios: string | null; logo: string | null };
+  };
 }
 
-// HOOK(multi-modal): POST /multi-modal/v2/ lists bike-share options where the server has bike-share
-// configured; a 404 (no such endpoint: the page stops asking) or 503 (not configured) hides it.
-let multiModalOffered = true;
-async function multiModal(seq: number): Promise<void> {
-  const section = byId('multimodal');
-  section.hidden = true;
-  if (!multiModalOffered) return;
-  const first = waypoints[0]?.at;
-  const last = waypoints[waypoints.length - 1]?.at;
-  if (waypoints.length !== 2 || !first || !last) return;
-  const body: Record<string, unknown> = { origin: first, destination: last };
-  const departure = byId<HTMLInputElement>('departure').value;
-  if (departure) body.departure_time = departure;
-  const res = await api('/multi-modal/v2/', { method: 'POST', body: JSON.stringify(body) }).catch(() => null);
-  if (res?.status === 404) multiModalOffered = false;
-  if (!res?.ok || seq !== routeSeq) return;
-  const { options } = (await res.json()) as { options: Option[] };
-  const others = options.filter((o) => o.bike_type !== 'Personal');
-  if (others.length === 0) return;
-  const ul = byId('options');
-  ul.replaceChildren();
-  for (const o of others) {
-    const dist = o.legs.reduce((a, l) => a + l.distance, 0);
-    const time = o.legs.reduce((a, l) => a + l.duration, 0);
-    const b = el('button', { type: 'button', class: 'linkish' }, 'Show');
-    b.addEventListener('click', () =>
-      setLine(
-        'option',
-        o.legs.map((l) => l.geometry.coordinates),
-      ),
-    );
-    ul.append(
+const OPTION_COLOUR = '#CC79A7';
+let options: Option[] = [];
+let shown = -1;
+
+const money = (amount: number, currency: string) => {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount);
+  } catch {
+    return `${amount.toFixed(2)} ${currency}`;
+  }
+};
+
+/** The per-minute or per-kilometre part of a plan, in words ("$0.26 per min"). */
+function rateOf(p: Pricing): string | null {
+  const per = (rate: number, interval: number | null, unit: string) =>
+    `${money(rate, p.currency)} per ${interval && interval !== 1 ? `${interval} ${unit}` : unit}`;
+  if (p.per_min_rate) return per(p.per_min_rate, p.per_min_interval, 'min');
+  if (p.per_km_rate) return per(p.per_km_rate, p.per_km_interval, 'km');
+  return null;
+}
+
+/** Draws one option's legs (walking dotted, riding solid) and dims the two routes; null clears. */
+function showOption(i: number): void {
+  shown = i;
+  const o = options[i];
+  if (!map.getLayer('option-ride')) return; // the map is still loading
+  const src = map.getSource('option') as GeoJSONSource | undefined;
+  src?.setData({
+    type: 'FeatureCollection',
+    features: [
+      ...(o?.legs ?? []).map((l) => ({
+        type: 'Feature' as const,
+        geometry: { type: 'LineString' as const, coordinates: l.geometry.coordinates },
+        properties: { mode: l.mode },
+      })),
+      // Where a leg hands over to the next: the station or the bike.
+      ...(o?.legs.slice(0, -1) ?? []).flatMap((l) => {
+        const end = l.geometry.coordinates[l.geometry.coordinates.length - 1];
+        return end
+          ? [
+              {
+                type: 'Feature' as const,
+                geometry: { type: 'Point' as const, coordinates: end },
+                properties: {},
+              },
+            ]
+          : [];
+      }),
+    ],
+  });
+  for (const k of KINDS) map.setPaintProperty(`route-${k.key}`, 'line-opacity', o ? 0.35 : 1);
+  document.querySelectorAll<HTMLButtonElement>('#options button.show').forEach((b, k) => {
+    b.setAttribute('aria-pressed', String(k === i));
+    b.textContent = k === i ? 'Hide on the map' : 'Show on the map';
+  });
+  if (!o) return;
+  const bounds = new LngLatBounds();
+  for (const l of o.legs) for (const c of l.geometry.coordinates) bounds.extend(c);
+  if (!bounds.isEmpty()) map.fitBounds(bounds, { padding: 60, maxZoom: 17, duration: 300 });
+  status(`Showing ${optionTitle(o)} on the map.`);
+}
+
+const optionTitle = (o: Option) =>
+  `${o.name} · ${o.bike_type === 'Dockless' ? 'dockless' : 'docked'} ${o.is_electric ? 'e-bike' : 'bike'}`;
+
+function optionCard(o: Option, i: number): HTMLElement {
+  const time = o.legs.reduce((a, l) => a + l.duration, 0);
+  const dist = o.legs.reduce((a, l) => a + l.distance, 0);
+  const ride = o.legs.filter((l) => l.mode === 'cycling').reduce((a, l) => a + l.distance, 0);
+  const li = el(
+    'li',
+    { class: `card option ${o.bike_type.toLowerCase()}${o.is_electric ? ' electric' : ''}` },
+    el('h3', {}, optionTitle(o)),
+  );
+  if (o.label || o.sublabel)
+    li.append(el('p', { class: 'hint' }, [o.label, o.sublabel].filter(Boolean).join(' · ')));
+  li.append(el('p', { class: 'total' }, `${minutes(time)} · ${km(dist)}, ${km(ride)} of it ridden`));
+  // The legs, in travel order, with their labels (the station's live counts, "End").
+  const legs = el('ol', { class: 'legs', 'aria-label': `${optionTitle(o)}: legs` });
+  for (const l of o.legs) {
+    const walk = l.mode === 'walking';
+    legs.append(
       el(
         'li',
-        {},
-        `${o.name}${o.is_electric ? ' (e-bike)' : ''}: ${minutes(time)}, ${km(dist)}, ${o.legs.map((l) => l.mode).join(' · ')} `,
-        b,
+        { class: `leg ${l.mode}` },
+        el('span', { class: `swatch leg-swatch ${walk ? 'dotted' : ''}`, 'aria-hidden': 'true' }),
+        el('strong', {}, walk ? 'Walk' : 'Ride'),
+        ` ${km(l.distance)}, ${minutes(l.duration)}`,
+        l.start_label ? ` from ${l.start_label}` : '',
+        l.end_label ? ` → ${l.end_label}` : '',
       ),
     );
   }
+  li.append(legs);
+  // Pricing: the estimate for this ride under the operator's plan, else say it is not published.
+  const p = o.rental?.pricing;
+  if (p) {
+    // The plan's own description when it has one (it usually says the fee and rate), else them.
+    const rate = rateOf(p);
+    const terms =
+      p.description || `${money(p.unlock_fee, p.currency)} to unlock${rate ? `, then ${rate}` : ''}.`;
+    li.append(
+      el(
+        'p',
+        { class: 'price' },
+        el('strong', {}, `About ${money(p.estimated_cost, p.currency)}`),
+        ` for this ride. ${terms}`,
+      ),
+    );
+  } else if (o.rental) {
+    li.append(el('p', { class: 'price hint' }, 'Price: the operator publishes no pricing; see its app.'));
+  }
+  // App links: plain links (no logo: the page loads nothing from another host).
+  const links = o.rental?.app_links;
+  if (links?.android || links?.ios) {
+    const p2 = el('p', { class: 'apps' }, 'Rent with the app: ');
+    const a = (href: string, text: string) => el('a', { href, rel: 'noreferrer', target: '_blank' }, text);
+    if (links.android && links.android === links.ios) p2.append(a(links.android, 'open the app'));
+    else {
+      if (links.android) p2.append(a(links.android, 'Android'));
+      if (links.android && links.ios) p2.append(' · ');
+      if (links.ios) p2.append(a(links.ios, 'iOS'));
+    }
+    li.append(p2);
+  }
+  if (o.disruptions?.length) {
+    const ul = el('ul', { class: 'disruptions' });
+    for (const x of o.disruptions)
+      ul.append(el('li', {}, `${x.severity === 'closed' ? 'Closed' : 'Avoid'} (${x.status}): ${x.name}`));
+    li.append(el('h4', {}, 'Disruptions near the ride'), ul);
+  }
+  const b = el('button', { type: 'button', class: 'show', 'aria-pressed': 'false' }, 'Show on the map');
+  b.addEventListener('click', () => showOption(shown === i ? -1 : i));
+  li.append(b);
+  return li;
+}
+
+/**
+ * `POST /multi-modal/v2/` for a trip of two points, asked only in a city with bike-share configured
+ * (`bike_share` of `GET /safety-map/`). The personal-bike options repeat SuperSafe and Direct, so only
+ * the bike-share ones are listed; none viable, or an error, is said in the section.
+ */
+async function multiModal(seq: number): Promise<void> {
+  const section = byId('multimodal');
+  const list = byId('options');
+  const note = byId('options-note');
+  section.hidden = true;
+  list.replaceChildren();
+  note.textContent = '';
+  options = [];
+  showOption(-1);
+  const systems = city.bike_share ?? [];
+  const first = waypoints[0]?.at;
+  const last = waypoints[waypoints.length - 1]?.at;
+  if (systems.length === 0 || waypoints.length !== 2 || !first || !last) return;
+  const body: Record<string, unknown> = { origin: first, destination: last };
+  const departure = byId<HTMLInputElement>('departure').value;
+  if (departure) body.departure_time = departure;
+  const night = byId<HTMLSelectElement>('night').value;
+  if (night) body.nighttime = night === 'night';
+  let all: Option[];
+  try {
+    all = (await apiJson<{ options: Option[] }>('/multi-modal/v2/', body)).options;
+  } catch (e) {
+    if (seq !== routeSeq) return;
+    note.textContent = `Bike-share options are unavailable right now: ${(e as Error).message}.`;
+    section.hidden = false;
+    return;
+  }
+  if (seq !== routeSeq) return;
+  options = all.filter((o) => o.bike_type !== 'Personal');
+  if (options.length === 0)
+    note.textContent = `No ${systems.join(' or ')} option for this trip: no bike or free dock close enough (1.5 km), or far slower than riding your own bike.`;
+  list.replaceChildren(...options.map(optionCard));
   section.hidden = false;
 }
 
@@ -735,12 +933,6 @@ async function main(): Promise<void> {
         source: 'snaps',
         paint: { 'line-color': '#1d2430', 'line-width': 1.5, 'line-dasharray': [1, 2] },
       });
-      map.addLayer({
-        id: 'option',
-        type: 'line',
-        source: 'option',
-        paint: { 'line-color': '#CC79A7', 'line-width': 4, 'line-dasharray': [0.5, 1.5] },
-      });
       for (const k of KINDS)
         map.addLayer({
           id: `route-${k.key}`,
@@ -753,6 +945,35 @@ async function main(): Promise<void> {
             ...(k.dash ? { 'line-dasharray': [...k.dash] } : {}),
           },
         });
+      // A bike-share option's legs: riding solid, walking dotted (the dash tells them apart).
+      map.addLayer({
+        id: 'option-ride',
+        type: 'line',
+        source: 'option',
+        filter: ['==', ['get', 'mode'], 'cycling'],
+        layout: { 'line-cap': 'round', 'line-join': 'round' },
+        paint: { 'line-color': OPTION_COLOUR, 'line-width': 5 },
+      });
+      map.addLayer({
+        id: 'option-walk',
+        type: 'line',
+        source: 'option',
+        filter: ['==', ['get', 'mode'], 'walking'],
+        layout: { 'line-cap': 'round', 'line-join': 'round' },
+        paint: { 'line-color': OPTION_COLOUR, 'line-width': 4, 'line-dasharray': [0.1, 1.8] },
+      });
+      map.addLayer({
+        id: 'option-stops',
+        type: 'circle',
+        source: 'option',
+        filter: ['==', ['geometry-type'], 'Point'],
+        paint: {
+          'circle-radius': 6,
+          'circle-color': '#ffffff',
+          'circle-stroke-color': OPTION_COLOUR,
+          'circle-stroke-width': 3,
+        },
+      });
       map.addLayer({
         id: 'step',
         type: 'line',

@@ -1,9 +1,11 @@
 // The map pages in headless Chromium (Debian `chromium`, driven by playwright-core) against a server
 // with a real NYC graph (Lower Manhattan): the safety map draws the graph's roads by class, shows a
 // disruption in force and a road's details on click; the route planner signs a rider in, takes two
-// clicked points, shows SuperSafe and Direct with their step lists, zooms to a step, finds a place by
-// keyboard and downloads a GPX. No request may leave 127.0.0.1. Screenshots of both pages at desktop
-// and phone sizes are written to build/screenshots/ (ignored by git).
+// clicked points, shows SuperSafe and Direct with their step lists, the explanation sentence and, with
+// the recorded Citi Bike feed served on 127.0.0.1, a docked bike-share option with its walk, ride and
+// walk legs drawn on the map; it zooms to a step, finds a place by keyboard and downloads a GPX. No
+// request may leave 127.0.0.1. Screenshots of both pages at desktop
+// and phone sizes are written to build/screenshots/ (ignored by git; the list is in the README).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +19,7 @@ import { PROJECT_ROOT } from '../../server/src/config.js';
 import { todayLocal } from '../../server/src/reports/changes.js';
 import { describeWindow } from '../../server/src/reports/safety-map.js';
 import { ensureChromium } from '../chromium.js';
+import { discovery, type GbfsTestServer, recorded, startGbfsServer } from '../gbfs-server.js';
 import { buildGraph, SHARED_DATA, testConfig } from '../helpers.js';
 
 const SHOTS = path.join(PROJECT_ROOT, 'build', 'screenshots');
@@ -27,8 +30,11 @@ const VIEW = '#16/40.7115/-74.0075';
 const RIDER = { email: 'rider@example.org', password: 'long enough pw', name: 'Rosa' };
 const ADMIN = { email: 'admin@example.org', password: 'long enough pw', name: 'Ada' };
 let windowStreet: { name: string; wayId: number; at: [number, number] };
+/** A straight quiet stretch ridden both ways: SuperSafe and Direct between two points on it are one route. */
+let quietStretch: [number, number][];
 
 let app: FastifyInstance;
+let gbfs: GbfsTestServer;
 let browser: Browser;
 let base: string;
 let executablePath: string;
@@ -114,9 +120,54 @@ beforeAll(async () => {
   });
   if (built.status !== 0) throw new Error(`npm run build:web failed: ${built.stderr}`);
   fs.mkdirSync(SHOTS, { recursive: true });
-  const config = testConfig();
+  // The recorded Citi Bike feed (no discovery file of its own: one lists what was recorded).
+  gbfs = await startGbfsServer(recorded('citibike-nyc-2024-10-02', 'citibike'));
+  gbfs.set('/citibike/gbfs.json', {
+    json: discovery(gbfs.base, 'citibike', ['station_information', 'station_status'], '1.1'),
+  });
+  // A hand-written dockless system with a per-minute plan: one bike in City Hall Park.
+  gbfs.set('/dockless/gbfs.json', {
+    json: discovery(gbfs.base, 'dockless', ['free_bike_status', 'system_pricing_plans']),
+  });
+  gbfs.set('/dockless/free_bike_status.json', {
+    json: {
+      last_updated: Math.floor(Date.now() / 1000),
+      ttl: 60,
+      version: '2.3',
+      data: {
+        bikes: [{ bike_id: 'b1', lat: 40.7125, lon: -74.0068, is_reserved: false, is_disabled: false }],
+      },
+    },
+  });
+  gbfs.set('/dockless/system_pricing_plans.json', {
+    json: {
+      last_updated: Math.floor(Date.now() / 1000),
+      ttl: 60,
+      version: '2.3',
+      data: {
+        plans: [
+          {
+            plan_id: 'single',
+            name: 'Single ride',
+            currency: 'USD',
+            price: 1,
+            is_taxable: false,
+            description: '$1.00 unlock fee, $0.39 per minute.',
+            per_min_pricing: [{ start: 0, rate: 0.39, interval: 1 }],
+          },
+        ],
+      },
+    },
+  });
+  const config = testConfig({
+    QUIETWAY_GBFS_SYSTEMS: JSON.stringify([
+      { id: 'citibike', city: 'nyc', url: `${gbfs.base}/citibike/gbfs.json`, name: 'Citi Bike' },
+      { id: 'dockless', city: 'nyc', url: `${gbfs.base}/dockless/gbfs.json`, name: 'Test Dockless' },
+    ]),
+  });
   buildGraph('nyc', [path.join(SHARED_DATA, 'osm/nyc-lower-manhattan.osm.pbf')], config.graphDir);
   app = await buildApp({ config });
+  await app.gbfs.ready();
   await app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   await app.inject({ method: 'POST', url: '/auth/v1/signup', payload: RIDER });
@@ -148,6 +199,22 @@ beforeAll(async () => {
   );
   if (!street) throw new Error('no street for the window');
   windowStreet = { name: street.name as string, wayId: street.wayId, at: midpoint(street.geometry) };
+  // The longest straight piece of a quiet stretch, ridden along its drawing (one-way streets are common).
+  let best: { from: [number, number]; to: [number, number]; metres: number } | null = null;
+  for (const s of await city.engine.roads([-74.012, 40.709, -74.003, 40.715])) {
+    if (s.forwardClass !== 'quiet' || s.forwardBike !== 'ride') continue;
+    if (s.wayId === street.wayId || ways.some((w) => w.wayId === s.wayId)) continue;
+    const g2 = s.geometry;
+    for (let i = 0; i + 3 < g2.length; i += 2) {
+      const from: [number, number] = [g2[i] as number, g2[i + 1] as number];
+      const to: [number, number] = [g2[i + 2] as number, g2[i + 3] as number];
+      const metres = Math.hypot((to[0] - from[0]) * 84_300, (to[1] - from[1]) * 111_195);
+      if (!best || metres > best.metres) best = { from, to, metres };
+    }
+  }
+  if (!best || best.metres < 80) throw new Error('no quiet stretch');
+  const { from, to } = best;
+  quietStretch = [0.25, 0.75].map((t) => [from[0] + t * (to[0] - from[0]), from[1] + t * (to[1] - from[1])]);
   const admin = await app.inject({ method: 'POST', url: '/auth/v1/signup', payload: ADMIN });
   app.repos.users.setRole(ADMIN.email, 'admin');
   const made = await app.inject({
@@ -198,6 +265,7 @@ function midpoint(g: Float64Array): [number, number] {
 afterAll(async () => {
   await browser?.close();
   await app?.close();
+  await gbfs?.close();
 });
 
 describe('map pages', () => {
@@ -239,6 +307,11 @@ describe('map pages', () => {
     for (const url of ['/map/assets/nope.js', '/map/assets/..%2Fpackage.json', '/map/assets/map.html']) {
       expect((await app.inject({ method: 'GET', url })).statusCode, url).toBeGreaterThanOrEqual(400);
     }
+    // The cities, each with its bike-share systems (the planner asks for options only where there is one).
+    const cities = (await app.inject({ method: 'GET', url: '/safety-map/' })).json().cities;
+    expect(cities).toEqual([
+      expect.objectContaining({ id: 'nyc', bike_share: ['Citi Bike', 'Test Dockless'] }),
+    ]);
     const list = await app.inject({ method: 'GET', url: '/safety-map/nyc/disruptions/' });
     expect(list.statusCode).toBe(200);
     expect(list.json().disruptions).toEqual([
@@ -382,7 +455,60 @@ describe('map pages', () => {
     expect(await page.locator('.route.safe .steps li').last().textContent()).toContain(
       'Arrive at destination',
     );
+    // The explanation sentence, under the two summaries.
+    const explanation = page.locator('#explanation');
+    await explanation.waitFor({ timeout: 30_000 });
+    expect(await explanation.textContent()).toMatch(
+      /^(Why SuperSafe:|One route for both:|SuperSafe and Direct:) \S.*\.$/,
+    );
+    await explanation.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SHOTS, 'route-planner-desktop-explanation.png') });
+    // The recorded Citi Bike feed: a docked option, walk, ride and walk, with the stations' live counts.
+    const docked = page.locator('#options .option.docked:not(.electric)');
+    await docked.waitFor({ timeout: 30_000 });
+    expect(await docked.locator('h3').textContent()).toBe('Citi Bike · docked bike');
+    expect(await docked.locator('.legs li').evaluateAll((ls) => ls.map((l) => l.className))).toEqual([
+      'leg walking',
+      'leg cycling',
+      'leg walking',
+    ]);
+    const legs = await docked.locator('.legs li').allTextContents();
+    expect(legs[0]).toMatch(/^Walk [\d.]+ k?m, \d+ min → \d+ bikes?$/);
+    expect(legs[1]).toMatch(/^Ride [\d.]+ k?m, \d+ min → \d+ docks?$/);
+    expect(legs[2]).toMatch(/^Walk [\d.]+ k?m, \d+ min → End$/);
+    expect(await docked.locator('.total').textContent()).toMatch(
+      /^\d+ min · [\d.]+ k?m, [\d.]+ k?m of it ridden$/,
+    );
+    // Citi Bike's recording publishes no pricing plans: said so, with the stations' app link.
+    expect(await docked.locator('.price').textContent()).toContain('publishes no pricing');
+    expect(await docked.locator('.apps a').getAttribute('href')).toBe('https://bkn.lft.to/lastmile_qr_scan');
+    // The hand-written dockless system: walk to the bike, ride to the door, the plan's price for the ride.
+    const dockless = page.locator('#options .option.dockless');
+    expect(await dockless.locator('h3').textContent()).toBe('Test Dockless · dockless bike');
+    const dlegs = await dockless.locator('.legs li').allTextContents();
+    expect(dlegs).toHaveLength(2);
+    expect(dlegs[0]).toMatch(/^Walk .* → Pick up bike$/);
+    expect(dlegs[1]).toMatch(/^Ride [\d.]+ k?m, (\d+) min → End$/);
+    const price = (await dockless.locator('.price').textContent()) ?? '';
+    const cost = Number(
+      /^About \$(\d+\.\d\d) for this ride\. \$1\.00 unlock fee, \$0\.39 per minute\.$/.exec(price)?.[1],
+    );
+    expect((cost - 1) / 0.39).toBeCloseTo(Math.round((cost - 1) / 0.39), 5);
+    expect(cost).toBeGreaterThan(1);
+    expect(await dockless.locator('.apps').count()).toBe(0);
     await page.screenshot({ path: path.join(SHOTS, 'route-planner-desktop.png') });
+    // Its legs drawn on the map: riding solid, walking dotted.
+    expect(await rendered(page, 'option-ride')).toBe(0);
+    await docked.locator('button.show').click();
+    await expect.poll(() => docked.locator('button.show').getAttribute('aria-pressed')).toBe('true');
+    await mapSettled(page);
+    expect(await rendered(page, 'option-ride')).toBeGreaterThan(0);
+    expect(await rendered(page, 'option-walk')).toBeGreaterThan(0);
+    expect(await rendered(page, 'option-stops')).toBe(2);
+    await docked.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SHOTS, 'route-planner-desktop-bike-share.png') });
+    await docked.locator('button.show').click();
+    await expect.poll(() => rendered(page, 'option-ride')).toBe(0);
     // A step zooms the map to it.
     const zoomBefore = await page.evaluate(() =>
       (globalThis as unknown as { quietwayMap: { getZoom(): number } }).quietwayMap.getZoom(),
@@ -433,6 +559,28 @@ describe('map pages', () => {
     await page.selectOption('#night', 'day');
     await expect.poll(() => sent.filter((b) => b.nighttime === false).length).toBe(2);
     expect(sent.at(-1)).toMatchObject({ departure_time: '2026-06-21T23:30', nighttime: false });
+    // Two points on one quiet stretch: one route for both, said so under the summaries.
+    await page.click('#clear');
+    await page.evaluate(
+      (c) =>
+        (
+          globalThis as unknown as {
+            quietwayMap: { jumpTo(o: { center: [number, number]; zoom: number }): void };
+          }
+        ).quietwayMap.jumpTo({ center: c, zoom: 17 }),
+      [(quietStretch[0]![0] + quietStretch[1]![0]) / 2, (quietStretch[0]![1] + quietStretch[1]![1]) / 2] as [
+        number,
+        number,
+      ],
+    );
+    await mapSettled(page);
+    for (const at of quietStretch) {
+      const p = await pointOf(page, at);
+      await page.mouse.click(p.x, p.y);
+    }
+    await expect
+      .poll(() => page.locator('#explanation:visible').textContent(), { timeout: 30_000 })
+      .toBe('One route for both: The most direct route as well as the quietest.');
     expect(errors).toEqual([]);
     await ctx.close();
 
@@ -443,6 +591,8 @@ describe('map pages', () => {
     await signIn(small);
     await mapSettled(small);
     await clickTwoPoints(small);
+    await small.locator('#explanation').waitFor({ timeout: 30_000 });
+    await small.locator('#options .option.docked').first().waitFor({ timeout: 30_000 });
     await mapSettled(small);
     await small.screenshot({ path: path.join(SHOTS, 'route-planner-phone.png') });
     await small.locator('#results').scrollIntoViewIfNeeded();

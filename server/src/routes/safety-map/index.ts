@@ -53,7 +53,14 @@ const safetyMapRoutes: FastifyPluginAsyncZod = async (app) => {
       reply.header('Cache-Control', CACHE);
       return {
         cities: await Promise.all(
-          app.engine.cities().map(async (c) => ({ id: c.id, name: c.name, bbox: c.engine.stats().bbox })),
+          app.engine.cities().map(async (c) => ({
+            id: c.id,
+            name: c.name,
+            bbox: c.engine.stats().bbox,
+            // The bike-share systems configured for the city (the route planner asks for
+            // multi-modal options only where there is one).
+            bike_share: app.gbfs.forCity(c.id).map((s) => s.name),
+          })),
         ),
         attribution: '© OpenStreetMap contributors (ODbL)',
       };
