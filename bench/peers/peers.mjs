@@ -119,7 +119,8 @@ function freePort() {
   });
 }
 async function waitFor(url, child, what) {
-  for (let i = 0; i < 600; i++) {
+  // Up to 5 minutes: loading a graph on a loaded shared machine has taken over a minute.
+  for (let i = 0; i < 3000; i++) {
     if (child.exitCode !== null) throw new Error(`${what} exited: ${child.lastError()}`);
     try {
       await fetch(url);
@@ -236,29 +237,29 @@ if (cached) {
 // segment speed file of the same ways' first 100 node pairs.
 log('weight change: Quietway updateArcs (100 arcs) and osrm-customize --segment-speed-file');
 const addon = createRequire(import.meta.url)(path.join(root, 'addon/index.js'));
-const engine = await addon.loadCity(path.join(qwGraphs, 'nyc.qwg'));
 const majorWays = ways.filter((w) => ['primary', 'secondary', 'trunk'].includes(w.hw));
-const arcs = [];
 const pairs = [];
 for (const w of majorWays) {
-  if (arcs.length < 100) arcs.push(...engine.arcsOfWay(w.id).slice(0, 100 - arcs.length));
   for (let i = 0; i + 1 < w.nodes.length && pairs.length < 100; i++) pairs.push([w.nodes[i], w.nodes[i + 1]]);
-  if (arcs.length >= 100 && pairs.length >= 100) break;
 }
-const rounds = [];
-for (let r = 0; r < 11; r++) {
-  const t = process.hrtime.bigint();
-  engine.updateArcs(arcs.map((arc) => ({ arc, kind: 'factor', factor: r % 2 ? 1.5 : 2 })));
-  rounds.push(Number(process.hrtime.bigint() - t) / 1e9);
-  engine.updateArcs(arcs.map((arc) => ({ arc, kind: 'reset' })));
+/** The graph is loaded only for this (and released after): the server loads its own. */
+async function quietwayUpdate() {
+  const engine = await addon.loadCity(path.join(qwGraphs, 'nyc.qwg'));
+  const arcs = [];
+  for (const w of majorWays) {
+    if (arcs.length < 100) arcs.push(...engine.arcsOfWay(w.id).slice(0, 100 - arcs.length));
+  }
+  const rounds = [];
+  for (let r = 0; r < 11; r++) {
+    const t = process.hrtime.bigint();
+    engine.updateArcs(arcs.map((arc) => ({ arc, kind: 'factor', factor: r % 2 ? 1.5 : 2 })));
+    rounds.push(Number(process.hrtime.bigint() - t) / 1e9);
+    engine.updateArcs(arcs.map((arc) => ({ arc, kind: 'reset' })));
+  }
+  rounds.sort((a, b) => a - b);
+  return { arcs: arcs.length, seconds: rounds[5], rounds: rounds.length, how: 'addon Engine.updateArcs' };
 }
-rounds.sort((a, b) => a - b);
-prep.quietway_update = {
-  arcs: arcs.length,
-  seconds: rounds[5],
-  rounds: rounds.length,
-  how: 'addon Engine.updateArcs',
-};
+prep.quietway_update = await quietwayUpdate();
 const speeds = path.join(work, 'speeds.csv');
 fs.writeFileSync(speeds, `${pairs.map(([a, b]) => `${a},${b},5`).join('\n')}\n`);
 prep.osrm_customize_update = {
@@ -321,6 +322,7 @@ const ipc = path.join(os.tmpdir(), `quietway-peers-${process.pid}`);
 vcfg.httpd.service.listen = `tcp://127.0.0.1:${valhallaPort}`;
 vcfg.httpd.service.loopback = `ipc://${ipc}-loopback`;
 vcfg.httpd.service.interrupt = `ipc://${ipc}-interrupt`;
+vcfg.httpd.service.drain_seconds = 1;
 fs.writeFileSync(path.join(work, 'valhalla.json'), JSON.stringify(vcfg));
 const valhallaServer = start(valhallaBin('valhalla_service'), [path.join(work, 'valhalla.json')]);
 
@@ -561,7 +563,20 @@ serving.quietway.server_peak_memory_bytes = peakOf(qwServer);
 serving.osrm.server_peak_memory_bytes = peakOf(osrmServer);
 serving.valhalla.server_peak_memory_bytes = peakOf(valhallaServer);
 stopAll();
-await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+// valhalla_service drains for `drain_seconds` (set to 1 above); anything still up after 10 s is killed.
+await Promise.all(
+  children.map((c) =>
+    c.exitCode === null && c.signalCode === null
+      ? new Promise((r) => {
+          const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
+          c.once('exit', () => {
+            clearTimeout(kill);
+            r();
+          });
+        })
+      : null,
+  ),
+);
 for (const f of [`${ipc}-loopback`, `${ipc}-interrupt`]) fs.rmSync(f, { force: true });
 fs.rmSync(work, { recursive: true, force: true });
 

@@ -104,9 +104,18 @@ export function tradeoffSvg(result) {
   for (let d = 1; d <= maxDetour + 1e-9; d += 0.05) {
     body += `<line x1="${M.left}" y1="${y(d)}" x2="${W - M.right}" y2="${y(d)}" stroke="#ddd"/><text x="${M.left - 6}" y="${y(d) + 4}" text-anchor="end">${d.toFixed(2)}</text>\n`;
   }
+  // Labels of points that lie together (every engine's most direct setting sits at 0 %, 1.00) are
+  // stacked rather than drawn over each other.
+  const placed = [];
   for (const p of pts) {
     const c = COLORS[p.engine] ?? '#555';
-    body += `<circle cx="${x(p.cut)}" cy="${y(p.detour)}" r="5" fill="${c}"/><text x="${x(p.cut) + 8}" y="${y(p.detour) - 6}" fill="${c}">${esc(p.label)}</text>\n`;
+    const [px, py] = [x(p.cut), y(p.detour)];
+    let ly = py - 6;
+    while (placed.some(([ox, oy]) => Math.abs(ox - px) < 160 && Math.abs(oy - ly) < 14)) ly += 14;
+    placed.push([px, ly]);
+    const anchor = px > W - 200 ? 'end' : 'start';
+    const lx = anchor === 'end' ? px - 8 : px + 8;
+    body += `<circle cx="${px}" cy="${py}" r="5" fill="${c}" fill-opacity="0.8"/><text x="${lx}" y="${ly}" fill="${c}" text-anchor="${anchor}">${esc(p.label)}</text>\n`;
   }
   return frame(
     'Detour against the cut in bare major-road metres',
