@@ -48,6 +48,7 @@ export declare function summarize(trips: Trip[]): {
   length_over_crow_median: number;
   length_over_direct_median: number;
   length_over_direct_p90: number;
+  length_over_direct_total: number;
   length_km: number;
   major_road_km: number;
   bare_major_road_km: number;

@@ -267,6 +267,7 @@ export function summarize(trips) {
     length_over_crow_median: quantile(crow, 0.5),
     length_over_direct_median: quantile(overRef, 0.5),
     length_over_direct_p90: quantile(overRef, 0.9),
+    length_over_direct_total: refLength > 0 ? length / refLength : Number.NaN,
     length_km: length / 1000,
     major_road_km: major / 1000,
     bare_major_road_km: bare / 1000,

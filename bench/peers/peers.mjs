@@ -778,6 +778,7 @@ function markdown(r) {
   );
   const row = (name, f) => lines.push(`| ${name} | ${cols.map(f).join(' | ')} |`);
   row('length / crow-fly, median', (c) => s(c.length_over_crow_median));
+  row('km ridden / km of the same engine’s most direct', (c) => s(c.length_over_direct_total));
   row(
     'length / same engine’s most direct, median (p90)',
     (c) => `${s(c.length_over_direct_median)} (${s(c.length_over_direct_p90)})`,

@@ -84,43 +84,49 @@ export function latencySvg(result) {
   );
 }
 
-/** Each engine and setting: median length over its engine's most direct route against its cut in bare major-road metres. */
+/**
+ * Each engine and setting: the kilometres it rides over those of its engine's most direct route
+ * (over the same trips) against its cut in bare major-road metres.
+ */
 export function tradeoffSvg(result) {
   const pts = Object.entries(result.routes).map(([id, r]) => ({
     id,
     label: r.label,
     engine: id.split('_')[0],
     cut: r.bare_major_cut * 100,
-    detour: r.length_over_direct_median,
+    detour: r.length_over_direct_total,
   }));
-  const maxCut = Math.max(60, ...pts.map((p) => p.cut));
-  const maxDetour = Math.max(1.3, ...pts.map((p) => p.detour));
-  const x = scale(Math.min(0, ...pts.map((p) => p.cut)), Math.ceil(maxCut / 10) * 10, M.left, W - M.right);
-  const y = scale(1, Math.ceil(maxDetour * 20) / 20, H - M.bottom, M.top);
+  const maxCut = Math.ceil(Math.max(60, ...pts.map((p) => p.cut)) / 10) * 10;
+  const minCut = Math.floor(Math.min(0, ...pts.map((p) => p.cut)) / 10) * 10;
+  const top = Math.ceil((Math.max(1.05, ...pts.map((p) => p.detour)) + 0.01) * 50) / 50;
+  const bottom = Math.min(0.98, Math.floor(Math.min(...pts.map((p) => p.detour)) * 50) / 50 - 0.02);
+  const x = scale(minCut, maxCut, M.left, W - M.right);
+  const y = scale(bottom, top, H - M.bottom, M.top);
   let body = '';
-  for (let c = 0; c <= maxCut; c += 10) {
+  for (let c = minCut; c <= maxCut; c += 10) {
     body += `<line x1="${x(c)}" y1="${M.top}" x2="${x(c)}" y2="${H - M.bottom}" stroke="#ddd"/><text x="${x(c)}" y="${H - M.bottom + 16}" text-anchor="middle">${c} %</text>\n`;
   }
-  for (let d = 1; d <= maxDetour + 1e-9; d += 0.05) {
+  for (let i = Math.round(bottom * 50); i <= Math.round(top * 50); i++) {
+    const d = i / 50;
     body += `<line x1="${M.left}" y1="${y(d)}" x2="${W - M.right}" y2="${y(d)}" stroke="#ddd"/><text x="${M.left - 6}" y="${y(d) + 4}" text-anchor="end">${d.toFixed(2)}</text>\n`;
   }
   // Labels of points that lie together (every engine's most direct setting sits at 0 %, 1.00) are
-  // stacked rather than drawn over each other.
+  // stacked upwards rather than drawn over each other.
   const placed = [];
   for (const p of pts) {
     const c = COLORS[p.engine] ?? '#555';
     const [px, py] = [x(p.cut), y(p.detour)];
-    let ly = py - 6;
-    while (placed.some(([ox, oy]) => Math.abs(ox - px) < 160 && Math.abs(oy - ly) < 14)) ly += 14;
+    let ly = py - 8;
+    while (placed.some(([ox, oy]) => Math.abs(ox - px) < 170 && Math.abs(oy - ly) < 14)) ly -= 14;
     placed.push([px, ly]);
-    const anchor = px > W - 200 ? 'end' : 'start';
+    const anchor = px > W - 220 ? 'end' : 'start';
     const lx = anchor === 'end' ? px - 8 : px + 8;
     body += `<circle cx="${px}" cy="${py}" r="5" fill="${c}" fill-opacity="0.8"/><text x="${lx}" y="${ly}" fill="${c}" text-anchor="${anchor}">${esc(p.label)}</text>\n`;
   }
   return frame(
     'Detour against the cut in bare major-road metres',
-    'cut in metres on trunk/primary/secondary roads with no bike lane or track, vs the engine’s most direct',
-    'median length / same engine’s most direct',
+    'cut in metres on trunk/primary/secondary roads with no bike lane or track',
+    'km ridden / km of the engine’s most direct',
     body,
   );
 }
