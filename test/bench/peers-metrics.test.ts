@@ -167,6 +167,7 @@ describe('summarize', () => {
     ]);
     expect(s.unroutable).toBe(1);
     expect(s.length_over_direct_median).toBeCloseTo(1.15);
+    expect(s.length_over_direct_total).toBeCloseTo(1.15);
     expect(s.bare_major_cut).toBeCloseTo(0.75);
     expect(s.extra_m_per_m_avoided).toBeCloseTo(0.5);
     expect(s.steps_per_km).toBeCloseTo(2 / 1.15);
