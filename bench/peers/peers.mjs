@@ -1,0 +1,805 @@
+// Quietway side by side with OSRM and Valhalla (issue 25), in one run, on the same machine, extract
+// and trips: preparation (each engine's build and a weight change going live), serving (the same
+// trips over HTTP with autocannon at 1, 8 and 64 connections) and the routes (the route-quality
+// columns per engine and setting, read against the same OSM ways by bench/peers/metrics.mjs).
+// Prints a table, writes bench/out/peers.json, peers.md and two SVG pictures. Started by
+// bench/peers/run.sh (`npm run bench:peers`), which provides the peers' virtual environment:
+//
+//   node bench/peers/peers.mjs --venv DIR [--quick] [--trips N] [--duration S] [--reuse-peer-data]
+//
+// `--reuse-peer-data` keeps OSRM's and Valhalla's data (and their build figures, marked as cached)
+// from an earlier run with the same versions and extract; Quietway is always built and measured.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { machine, manhattanPoints, root, shared } from '../common.mjs';
+import { classify, haversine, nearWay, normalize, summarize, wayIndex } from './metrics.mjs';
+import { latencySvg, tradeoffSvg } from './svg.mjs';
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
+};
+const quick = args.includes('--quick');
+const reuse = args.includes('--reuse-peer-data');
+const venv = path.resolve(opt('--venv', path.join(root, 'bench/peers/.venv')));
+const TRIPS = Number(opt('--trips', quick ? '100' : '1000'));
+const DURATION = Number(opt('--duration', quick ? '3' : '10'));
+const CONNECTIONS = [1, 8, 64];
+const EXTRACT = 'nyc-manhattan-below-42nd.osm.pbf';
+const pbf = path.join(shared, 'osm', EXTRACT);
+const cacheDir = path.join(root, 'bench/peers/cache');
+const outDir = path.join(root, 'bench/out');
+const requirements = fs.readFileSync(path.join(root, 'bench/peers/requirements.txt'), 'utf8');
+const pins = Object.fromEntries(
+  [...requirements.matchAll(/^([A-Za-z0-9_.-]+)==(\S+)/gm)].map((m) => [m[1], m[2]]),
+);
+const python = path.join(venv, 'bin/python');
+const site = fs
+  .readdirSync(path.join(venv, 'lib'))
+  .map((d) => path.join(venv, 'lib', d, 'site-packages'))
+  .find((d) => fs.existsSync(path.join(d, 'osrm')));
+if (!site) throw new Error(`no osrm-bindings in ${venv}; run bench/peers/run.sh`);
+const osrmBin = (name) => path.join(site, 'osrm/bin', name);
+const valhallaBin = (name) => path.join(site, 'valhalla/bin', name);
+const log = (...m) => console.error('[peers]', ...m);
+
+// ---- Processes: timed builds (wall, peak memory) and servers stopped at the end.
+
+const hasTime = fs.existsSync('/usr/bin/time');
+/** Runs a command to its end: wall seconds and peak resident memory (bytes). */
+function timed(cmd, argv, opts = {}) {
+  const memFile = path.join(os.tmpdir(), `quietway-peers-${process.pid}-${Date.now()}.mem`);
+  const t = process.hrtime.bigint();
+  const res = hasTime
+    ? spawnSync('/usr/bin/time', ['-f', '%M', '-o', memFile, cmd, ...argv], { ...opts, encoding: 'utf8' })
+    : spawnSync(cmd, argv, { ...opts, encoding: 'utf8' });
+  const seconds = Number(process.hrtime.bigint() - t) / 1e9;
+  if (res.status !== 0) {
+    throw new Error(`${path.basename(cmd)} failed (${res.status}): ${(res.stderr ?? '').slice(-2000)}`);
+  }
+  let peak = null;
+  if (hasTime) {
+    peak = Number(fs.readFileSync(memFile, 'utf8').trim().split('\n').pop()) * 1024;
+    fs.rmSync(memFile, { force: true });
+  }
+  return { seconds, peak_memory_bytes: peak };
+}
+
+function dirBytes(dir, filter = () => true) {
+  let n = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) n += dirBytes(p, filter);
+    else if (filter(e.name)) n += fs.statSync(p).size;
+  }
+  return n;
+}
+
+const children = [];
+function start(cmd, argv, opts = {}) {
+  const child = spawn(cmd, argv, { stdio: ['ignore', 'ignore', 'pipe'], ...opts });
+  let err = '';
+  child.stderr?.on('data', (c) => {
+    err = (err + c).slice(-4000);
+  });
+  child.lastError = () => err;
+  children.push(child);
+  return child;
+}
+function stopAll() {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+}
+process.on('exit', stopAll);
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    stopAll();
+    process.exit(130);
+  });
+}
+function peakOf(child) {
+  try {
+    const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+  } catch {
+    return null;
+  }
+}
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+async function waitFor(url, child, what) {
+  // Up to 5 minutes: loading a graph on a loaded shared machine has taken over a minute.
+  for (let i = 0; i < 3000; i++) {
+    if (child.exitCode !== null) throw new Error(`${what} exited: ${child.lastError()}`);
+    try {
+      await fetch(url);
+      return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not start: ${child.lastError()}`);
+}
+
+// ---- Preparation.
+
+fs.mkdirSync(cacheDir, { recursive: true });
+const stamp = JSON.stringify({ pins, extract: EXTRACT, size: fs.statSync(pbf).size });
+const manifestFile = path.join(cacheDir, 'manifest.json');
+const manifest = fs.existsSync(manifestFile) ? JSON.parse(fs.readFileSync(manifestFile, 'utf8')) : null;
+const cached = reuse && manifest?.stamp === stamp;
+
+// The ways every route is read against (not a figure).
+const waysFile = path.join(cacheDir, 'ways.json');
+if (!fs.existsSync(waysFile) || manifest?.stamp !== stamp) {
+  log('reading the extract’s ways (pyosmium)');
+  timed(python, [path.join(root, 'bench/peers/ways.py'), pbf, waysFile]);
+}
+const ways = JSON.parse(fs.readFileSync(waysFile, 'utf8')).ways;
+const index = wayIndex(ways);
+
+const prep = {};
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'quietway-peers-'));
+log('building Quietway’s graph');
+const qwDataDir = path.join(work, 'quietway');
+const qwGraphs = path.join(qwDataDir, 'graphs');
+prep.quietway = timed(path.join(root, 'target/release/quietway-build-graph'), [
+  '--city',
+  'nyc',
+  '--osm',
+  pbf,
+  '--out',
+  qwGraphs,
+  '--shared-data',
+  shared,
+  '--quiet',
+]);
+prep.quietway.output_bytes = dirBytes(qwGraphs);
+prep.quietway.steps = 'quietway-build-graph (turn-aware graph, its CCH order and the place index)';
+
+const osrmCh = path.join(cacheDir, 'osrm-ch');
+const osrmMld = path.join(cacheDir, 'osrm-mld');
+const valhallaDir = path.join(cacheDir, 'valhalla');
+const profile = path.join(site, 'osrm/share/profiles/bicycle.lua');
+const osrmFiles = (name) => name.startsWith('nyc.osrm');
+if (cached) {
+  log('reusing OSRM’s and Valhalla’s data and build figures from', manifest.built_at);
+  Object.assign(prep, manifest.prep);
+} else {
+  for (const d of [osrmCh, osrmMld, valhallaDir]) {
+    fs.rmSync(d, { recursive: true, force: true });
+    fs.mkdirSync(d, { recursive: true });
+  }
+  log('OSRM: osrm-extract (stock bicycle profile)');
+  fs.symlinkSync(pbf, path.join(osrmCh, 'nyc.osm.pbf'));
+  const extract = timed(osrmBin('osrm-extract'), ['-p', profile, 'nyc.osm.pbf'], { cwd: osrmCh });
+  for (const f of fs.readdirSync(osrmCh).filter(osrmFiles)) {
+    fs.copyFileSync(path.join(osrmCh, f), path.join(osrmMld, f));
+  }
+  log('OSRM: osrm-contract (CH)');
+  const contract = timed(osrmBin('osrm-contract'), ['nyc.osrm'], { cwd: osrmCh });
+  prep.osrm_ch = {
+    seconds: extract.seconds + contract.seconds,
+    peak_memory_bytes: Math.max(extract.peak_memory_bytes, contract.peak_memory_bytes),
+    output_bytes: dirBytes(osrmCh, osrmFiles),
+    steps: 'osrm-extract + osrm-contract',
+    extract,
+    contract,
+  };
+  log('OSRM: osrm-partition + osrm-customize (MLD)');
+  const partition = timed(osrmBin('osrm-partition'), ['nyc.osrm'], { cwd: osrmMld });
+  const customize = timed(osrmBin('osrm-customize'), ['nyc.osrm'], { cwd: osrmMld });
+  prep.osrm_mld = {
+    seconds: extract.seconds + partition.seconds + customize.seconds,
+    peak_memory_bytes: Math.max(
+      extract.peak_memory_bytes,
+      partition.peak_memory_bytes,
+      customize.peak_memory_bytes,
+    ),
+    output_bytes: dirBytes(osrmMld, osrmFiles),
+    steps: 'osrm-extract + osrm-partition + osrm-customize',
+    extract,
+    partition,
+    customize,
+  };
+  log('Valhalla: valhalla_build_config + valhalla_build_tiles');
+  const cfg = spawnSync(
+    path.join(venv, 'bin/valhalla_build_config'),
+    [
+      '--mjolnir-tile-dir',
+      path.join(valhallaDir, 'tiles'),
+      '--mjolnir-tile-extract',
+      path.join(valhallaDir, 'tiles.tar'),
+    ],
+    { encoding: 'utf8' },
+  );
+  if (cfg.status !== 0) throw new Error(`valhalla_build_config failed: ${cfg.stderr}`);
+  fs.writeFileSync(path.join(valhallaDir, 'valhalla.json'), cfg.stdout);
+  prep.valhalla = timed(valhallaBin('valhalla_build_tiles'), ['-c', 'valhalla.json', pbf], {
+    cwd: valhallaDir,
+  });
+  prep.valhalla.output_bytes = dirBytes(path.join(valhallaDir, 'tiles'));
+  prep.valhalla.steps = 'valhalla_build_tiles (default config)';
+}
+
+// A weight change going live: 100 arcs of major roads. Quietway: the addon's updateArcs on the
+// loaded graph (live when it returns), median of 11 rounds; OSRM: osrm-customize on MLD with a
+// segment speed file of the same ways' first 100 node pairs.
+log('weight change: Quietway updateArcs (100 arcs) and osrm-customize --segment-speed-file');
+const addon = createRequire(import.meta.url)(path.join(root, 'addon/index.js'));
+const majorWays = ways.filter((w) => ['primary', 'secondary', 'trunk'].includes(w.hw));
+const pairs = [];
+for (const w of majorWays) {
+  for (let i = 0; i + 1 < w.nodes.length && pairs.length < 100; i++) pairs.push([w.nodes[i], w.nodes[i + 1]]);
+}
+/** The graph is loaded only for this (and released after): the server loads its own. */
+async function quietwayUpdate() {
+  const engine = await addon.loadCity(path.join(qwGraphs, 'nyc.qwg'));
+  const arcs = [];
+  for (const w of majorWays) {
+    if (arcs.length < 100) arcs.push(...engine.arcsOfWay(w.id).slice(0, 100 - arcs.length));
+  }
+  const rounds = [];
+  for (let r = 0; r < 11; r++) {
+    const t = process.hrtime.bigint();
+    engine.updateArcs(arcs.map((arc) => ({ arc, kind: 'factor', factor: r % 2 ? 1.5 : 2 })));
+    rounds.push(Number(process.hrtime.bigint() - t) / 1e9);
+    engine.updateArcs(arcs.map((arc) => ({ arc, kind: 'reset' })));
+  }
+  rounds.sort((a, b) => a - b);
+  return { arcs: arcs.length, seconds: rounds[5], rounds: rounds.length, how: 'addon Engine.updateArcs' };
+}
+prep.quietway_update = await quietwayUpdate();
+const speeds = path.join(work, 'speeds.csv');
+fs.writeFileSync(speeds, `${pairs.map(([a, b]) => `${a},${b},5`).join('\n')}\n`);
+prep.osrm_customize_update = {
+  segments: pairs.length,
+  ...timed(osrmBin('osrm-customize'), ['nyc.osrm', '--segment-speed-file', speeds], { cwd: osrmMld }),
+  how: 'osrm-customize --segment-speed-file on the MLD data',
+};
+if (!cached) {
+  fs.writeFileSync(
+    manifestFile,
+    JSON.stringify(
+      {
+        stamp,
+        built_at: new Date().toISOString(),
+        prep: { osrm_ch: prep.osrm_ch, osrm_mld: prep.osrm_mld, valhalla: prep.valhalla },
+      },
+      null,
+      2,
+    ),
+  );
+}
+for (const k of ['osrm_ch', 'osrm_mld', 'valhalla']) prep[k].cached = cached;
+
+// ---- Servers.
+
+log('starting the servers');
+const qwPort = await freePort();
+const qwEnv = {
+  ...process.env,
+  QUIETWAY_DATA_DIR: qwDataDir,
+  QUIETWAY_HOST: '127.0.0.1',
+  QUIETWAY_PORT: String(qwPort),
+  QUIETWAY_LOG_LEVEL: 'silent',
+  QUIETWAY_SHARED_DATA_DIR: shared,
+  QUIETWAY_RATE_LIMITS: JSON.stringify({ directions: { key: [100_000_000, 60] } }),
+  // The load generator is one client on loopback; the peers have no per-client connection cap.
+  QUIETWAY_MAX_CONNECTIONS_PER_CLIENT: '0',
+};
+// The key is written to the database before the server (a separate process) opens it.
+const { buildApp } = await import('../../server/dist/app.js');
+const { issueKey } = await import('../../server/dist/auth/keys.js');
+const { loadConfig } = await import('../../server/dist/config.js');
+const setup = await buildApp({ config: loadConfig(qwEnv) });
+const { key } = issueKey(setup.repos, { kind: 'app', name: 'peers bench', source: null, legacyV1: false });
+await setup.close();
+const qwServer = start(process.execPath, [path.join(root, 'server/dist/cli.js'), 'serve'], { env: qwEnv });
+
+const osrmPort = await freePort();
+const osrmServer = start(
+  osrmBin('osrm-routed'),
+  ['--ip', '127.0.0.1', '--port', String(osrmPort), '--algorithm', 'CH', 'nyc.osrm'],
+  {
+    cwd: osrmCh,
+  },
+);
+
+const valhallaPort = await freePort();
+const vcfg = JSON.parse(fs.readFileSync(path.join(valhallaDir, 'valhalla.json'), 'utf8'));
+const ipc = path.join(os.tmpdir(), `quietway-peers-${process.pid}`);
+vcfg.httpd.service.listen = `tcp://127.0.0.1:${valhallaPort}`;
+vcfg.httpd.service.loopback = `ipc://${ipc}-loopback`;
+vcfg.httpd.service.interrupt = `ipc://${ipc}-interrupt`;
+vcfg.httpd.service.drain_seconds = 1;
+fs.writeFileSync(path.join(work, 'valhalla.json'), JSON.stringify(vcfg));
+const valhallaServer = start(valhallaBin('valhalla_service'), [path.join(work, 'valhalla.json')]);
+
+await waitFor(`http://127.0.0.1:${qwPort}/health/`, qwServer, 'quietway serve');
+await waitFor(`http://127.0.0.1:${osrmPort}/`, osrmServer, 'osrm-routed');
+await waitFor(`http://127.0.0.1:${valhallaPort}/status`, valhallaServer, 'valhalla_service');
+
+// ---- The trips: random points in Manhattan below 42nd Street, 300 m and more apart as the crow
+// flies, each within 25 m of a way a bicycle may use, none touching the extract's East Village hole
+// (the box of route-quality-bench). Drawn without asking any engine.
+
+const HOLE = [-74.0035, 40.7285, -73.965, 40.7375];
+function touchesHole(a, b) {
+  let [t0, t1] = [0, 1];
+  for (const axis of [0, 1]) {
+    const d = b[axis] - a[axis];
+    const [lo, hi] = [HOLE[axis], HOLE[axis + 2]];
+    if (Math.abs(d) < 1e-15) {
+      if (a[axis] < lo || a[axis] > hi) return false;
+      continue;
+    }
+    let [u, v] = [(lo - a[axis]) / d, (hi - a[axis]) / d];
+    if (u > v) [u, v] = [v, u];
+    t0 = Math.max(t0, u);
+    t1 = Math.min(t1, v);
+    if (t0 > t1) return false;
+  }
+  return true;
+}
+const rideable = (hw) =>
+  !['footway', 'steps', 'pedestrian', 'corridor', 'elevator', 'bridleway'].includes(hw);
+const point = manhattanPoints(25);
+const trips = [];
+while (trips.length < TRIPS) {
+  const a = point();
+  const b = point();
+  const crow = haversine(a, b);
+  if (crow < 300 || touchesHole(a, b)) continue;
+  if (!nearWay(index, a, 25, rideable) || !nearWay(index, b, 25, rideable)) continue;
+  trips.push({ from: a, to: b, crow_m: crow });
+}
+
+// ---- The requests, per engine and setting.
+
+const DEPARTURE = { day: '2026-06-17T12:00', night: '2026-06-17T23:30' };
+const qwBody = (t, supersafe, when) =>
+  JSON.stringify({
+    coordinates: [t.from, t.to],
+    supersafe,
+    departure_time: DEPARTURE[when],
+    nighttime: when === 'night',
+  });
+const osrmPath = (t) =>
+  `/route/v1/bicycle/${t.from[0]},${t.from[1]};${t.to[0]},${t.to[1]}?steps=true&overview=full&geometries=geojson`;
+const valhallaBody = (t, useRoads) =>
+  JSON.stringify({
+    locations: [
+      { lon: t.from[0], lat: t.from[1] },
+      { lon: t.to[0], lat: t.to[1] },
+    ],
+    costing: 'bicycle',
+    costing_options: { bicycle: { use_roads: useRoads } },
+    directions_options: { units: 'kilometers' },
+  });
+const qwHeaders = { apikey: key, 'content-type': 'application/json' };
+const VARIANTS = [
+  {
+    id: 'quietway_direct_day',
+    label: 'Quietway Direct, day',
+    engine: 'quietway',
+    ref: 'quietway_direct_day',
+    req: (t) => ({
+      port: qwPort,
+      method: 'POST',
+      path: '/directions/v2/',
+      headers: qwHeaders,
+      body: qwBody(t, false, 'day'),
+    }),
+  },
+  {
+    id: 'quietway_supersafe_day',
+    label: 'Quietway SuperSafe, day',
+    engine: 'quietway',
+    ref: 'quietway_direct_day',
+    req: (t) => ({
+      port: qwPort,
+      method: 'POST',
+      path: '/directions/v2/',
+      headers: qwHeaders,
+      body: qwBody(t, true, 'day'),
+    }),
+  },
+  {
+    id: 'quietway_direct_night',
+    label: 'Quietway Direct, night',
+    engine: 'quietway',
+    ref: 'quietway_direct_day',
+    req: (t) => ({
+      port: qwPort,
+      method: 'POST',
+      path: '/directions/v2/',
+      headers: qwHeaders,
+      body: qwBody(t, false, 'night'),
+    }),
+  },
+  {
+    id: 'quietway_supersafe_night',
+    label: 'Quietway SuperSafe, night',
+    engine: 'quietway',
+    ref: 'quietway_direct_day',
+    req: (t) => ({
+      port: qwPort,
+      method: 'POST',
+      path: '/directions/v2/',
+      headers: qwHeaders,
+      body: qwBody(t, true, 'night'),
+    }),
+  },
+  {
+    id: 'osrm_bicycle',
+    label: 'OSRM bicycle (CH)',
+    engine: 'osrm',
+    ref: 'osrm_bicycle',
+    req: (t) => ({ port: osrmPort, method: 'GET', path: osrmPath(t) }),
+  },
+  ...[1, 0.25, 0].map((u) => ({
+    id: `valhalla_use_roads_${u}`,
+    label: `Valhalla bicycle, use_roads ${u}`,
+    engine: 'valhalla',
+    ref: 'valhalla_use_roads_1',
+    req: (t) => ({
+      port: valhallaPort,
+      method: 'POST',
+      path: '/route',
+      headers: { 'content-type': 'application/json' },
+      body: valhallaBody(t, u),
+    }),
+  })),
+];
+
+async function ask(r) {
+  const res = await fetch(`http://127.0.0.1:${r.port}${r.path}`, {
+    method: r.method,
+    headers: r.headers,
+    body: r.body,
+  });
+  const text = await res.text();
+  let body = {};
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: res.status, body, text };
+}
+
+// ---- Routes.
+
+log(`planning ${trips.length} trips × ${VARIANTS.length} settings`);
+const planned = Object.fromEntries(VARIANTS.map((v) => [v.id, new Array(trips.length).fill(null)]));
+const unroutableExamples = Object.fromEntries(VARIANTS.map((v) => [v.id, []]));
+let next = 0;
+async function worker() {
+  for (let i = next++; i < trips.length; i = next++) {
+    for (const v of VARIANTS) {
+      const answer = await ask(v.req(trips[i]));
+      const route = answer.status === 200 ? normalize(v.engine, answer.body) : null;
+      planned[v.id][i] = route ? { ...classify(index, route.coords), steps: route.steps } : null;
+      if (!route && unroutableExamples[v.id].length < 5) {
+        unroutableExamples[v.id].push({
+          trip: trips[i],
+          status: answer.status,
+          answer: answer.text.slice(0, 300),
+        });
+      }
+    }
+  }
+}
+await Promise.all([worker(), worker()]);
+const routes = {};
+for (const v of VARIANTS) {
+  routes[v.id] = {
+    label: v.label,
+    reference: v.ref,
+    ...summarize(
+      trips.map((t, i) => ({ crow_m: t.crow_m, route: planned[v.id][i], ref: planned[v.ref][i] })),
+    ),
+    unroutable_examples: unroutableExamples[v.id],
+  };
+}
+
+// ---- Serving: the trips every served setting routes, with steps and full geometry, over HTTP.
+
+const SERVED = {
+  quietway: 'quietway_supersafe_day',
+  osrm: 'osrm_bicycle',
+  valhalla: 'valhalla_use_roads_0.25',
+};
+const servedTrips = trips.filter((_, i) => Object.values(SERVED).every((id) => planned[id][i]));
+const serving = {};
+for (const [engineName, id] of Object.entries(SERVED)) {
+  const v = VARIANTS.find((x) => x.id === id);
+  const reqs = servedTrips.map((t) => v.req(t));
+  serving[engineName] = { setting: v.label, trips: reqs.length, runs: {} };
+  for (const c of CONNECTIONS) {
+    log(`serving: ${engineName} at ${c} connection(s), ${DURATION} s`);
+    const res = await autocannon({
+      url: `http://127.0.0.1:${reqs[0].port}`,
+      connections: c,
+      duration: DURATION,
+      requests: reqs.map((r) => ({ method: r.method, path: r.path, headers: r.headers, body: r.body })),
+    });
+    const l = res.latency;
+    serving[engineName].runs[c] = {
+      requests_per_s: res.requests.average,
+      p50_ms: l.p50,
+      p90_ms: l.p90,
+      p99_ms: l.p99,
+      percentiles_ms: {
+        p1: l.p1,
+        p2_5: l.p2_5,
+        p10: l.p10,
+        p25: l.p25,
+        p50: l.p50,
+        p75: l.p75,
+        p90: l.p90,
+        p97_5: l.p97_5,
+        p99: l.p99,
+        p99_9: l.p99_9,
+        max: l.max,
+      },
+      requests: res.requests.total,
+      errors: res.errors,
+      non_2xx: res.non2xx,
+      mean_response_bytes: res.requests.total ? Math.round(res.throughput.total / res.requests.total) : 0,
+    };
+  }
+}
+serving.quietway.server_peak_memory_bytes = peakOf(qwServer);
+serving.osrm.server_peak_memory_bytes = peakOf(osrmServer);
+serving.valhalla.server_peak_memory_bytes = peakOf(valhallaServer);
+stopAll();
+// valhalla_service drains for `drain_seconds` (set to 1 above); anything still up after 10 s is killed.
+await Promise.all(
+  children.map((c) =>
+    c.exitCode === null && c.signalCode === null
+      ? new Promise((r) => {
+          const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
+          c.once('exit', () => {
+            clearTimeout(kill);
+            r();
+          });
+        })
+      : null,
+  ),
+);
+for (const f of [`${ipc}-loopback`, `${ipc}-interrupt`]) fs.rmSync(f, { force: true });
+fs.rmSync(work, { recursive: true, force: true });
+
+// ---- Ratios and goals (issue 25), within this run.
+
+const rps = (e) => serving[e].runs[8].requests_per_s;
+const p99 = (e) => serving[e].runs[8].p99_ms;
+const ss = routes.quietway_supersafe_day;
+const v0 = routes.valhalla_use_roads_0;
+const ratios = {
+  rps8_over_osrm: rps('quietway') / rps('osrm'),
+  rps8_over_valhalla: rps('quietway') / rps('valhalla'),
+  p99_8_osrm_over_quietway: p99('osrm') / p99('quietway'),
+  p99_8_valhalla_over_quietway: p99('valhalla') / p99('quietway'),
+  build_speedup_over_osrm_ch: prep.osrm_ch.seconds / prep.quietway.seconds,
+  build_speedup_over_valhalla: prep.valhalla.seconds / prep.quietway.seconds,
+  build_memory_osrm_over_quietway: prep.osrm_ch.peak_memory_bytes / prep.quietway.peak_memory_bytes,
+  build_memory_valhalla_over_quietway: prep.valhalla.peak_memory_bytes / prep.quietway.peak_memory_bytes,
+  update_speedup_over_osrm_customize: prep.osrm_customize_update.seconds / prep.quietway_update.seconds,
+  supersafe_cut_over_valhalla_0: v0.bare_major_cut > 0 ? ss.bare_major_cut / v0.bare_major_cut : null,
+  supersafe_median_detour: ss.length_over_direct_median,
+  valhalla_0_median_detour: v0.length_over_direct_median,
+  supersafe_extra_m_per_m_avoided: ss.extra_m_per_m_avoided,
+  valhalla_0_extra_m_per_m_avoided: v0.extra_m_per_m_avoided,
+};
+const ge = (x, g) => x !== null && x >= g;
+const le = (x, g) => x !== null && x <= g;
+const goals = [
+  [
+    'HTTP req/s at 8 connections ≥ 1.5× osrm-routed (CH)',
+    ratios.rps8_over_osrm,
+    '≥ 1.5×',
+    ge(ratios.rps8_over_osrm, 1.5),
+  ],
+  [
+    'HTTP req/s at 8 connections ≥ 3× valhalla_service',
+    ratios.rps8_over_valhalla,
+    '≥ 3×',
+    ge(ratios.rps8_over_valhalla, 3),
+  ],
+  [
+    'p99 at 8 connections no worse than osrm-routed (theirs / ours)',
+    ratios.p99_8_osrm_over_quietway,
+    '≥ 1',
+    ge(ratios.p99_8_osrm_over_quietway, 1),
+  ],
+  [
+    'p99 at 8 connections no worse than valhalla_service (theirs / ours)',
+    ratios.p99_8_valhalla_over_quietway,
+    '≥ 1',
+    ge(ratios.p99_8_valhalla_over_quietway, 1),
+  ],
+  [
+    'graph build ≥ 20× faster than OSRM extract + contract',
+    ratios.build_speedup_over_osrm_ch,
+    '≥ 20×',
+    ge(ratios.build_speedup_over_osrm_ch, 20),
+  ],
+  [
+    'graph build ≥ 3× faster than Valhalla tiles',
+    ratios.build_speedup_over_valhalla,
+    '≥ 3×',
+    ge(ratios.build_speedup_over_valhalla, 3),
+  ],
+  [
+    'build peak memory no more than OSRM’s (theirs / ours)',
+    ratios.build_memory_osrm_over_quietway,
+    '≥ 1',
+    ge(ratios.build_memory_osrm_over_quietway, 1),
+  ],
+  [
+    'build peak memory no more than Valhalla’s (theirs / ours)',
+    ratios.build_memory_valhalla_over_quietway,
+    '≥ 1',
+    ge(ratios.build_memory_valhalla_over_quietway, 1),
+  ],
+  [
+    'weight change live ≥ 20× faster than osrm-customize',
+    ratios.update_speedup_over_osrm_customize,
+    '≥ 20×',
+    ge(ratios.update_speedup_over_osrm_customize, 20),
+  ],
+  [
+    'SuperSafe bare major-road cut ≥ 3× Valhalla’s at use_roads 0',
+    ratios.supersafe_cut_over_valhalla_0,
+    '≥ 3×',
+    ge(ratios.supersafe_cut_over_valhalla_0, 3),
+  ],
+  [
+    'SuperSafe median length ≤ 1.15× Direct',
+    ratios.supersafe_median_detour,
+    '≤ 1.15',
+    le(ratios.supersafe_median_detour, 1.15),
+  ],
+  [
+    'SuperSafe ≤ 1.5 extra metres per bare major-road metre avoided',
+    ratios.supersafe_extra_m_per_m_avoided,
+    '≤ 1.5',
+    le(ratios.supersafe_extra_m_per_m_avoided, 1.5),
+  ],
+].map(([goal, value, target, met]) => ({ goal, value, target, met }));
+
+const result = {
+  name: 'peers',
+  quick,
+  date: new Date().toISOString(),
+  machine: { ...machine(), memory_bytes: os.totalmem(), load_average_at_end: os.loadavg() },
+  versions: { quietway: engineVersionOrCommit(), ...pins },
+  extract: EXTRACT,
+  trips: {
+    count: trips.length,
+    served: servedTrips.length,
+    min_crow_m: 300,
+    seed: 25,
+    box: 'Manhattan below 42nd Street, East Village hole excluded',
+  },
+  serving_duration_s: DURATION,
+  preparation: prep,
+  serving,
+  routes,
+  ratios,
+  goals,
+};
+function engineVersionOrCommit() {
+  try {
+    return addon.engineVersion();
+  } catch {
+    return machine().commit;
+  }
+}
+
+// ---- Output.
+
+fs.mkdirSync(outDir, { recursive: true });
+const md = markdown(result);
+fs.writeFileSync(path.join(outDir, 'peers.json'), `${JSON.stringify(result, null, 2)}\n`);
+fs.writeFileSync(path.join(outDir, 'peers.md'), md);
+fs.writeFileSync(path.join(outDir, 'peers-latency.svg'), latencySvg(result));
+fs.writeFileSync(path.join(outDir, 'peers-tradeoff.svg'), tradeoffSvg(result));
+console.log(md);
+console.log('written bench/out/peers.json, peers.md, peers-latency.svg, peers-tradeoff.svg');
+
+function markdown(r) {
+  const s = (x) => (x === null || x === undefined ? '–' : x.toFixed(2));
+  const mb = (x) => (x === null || x === undefined ? '–' : (x / 1e6).toFixed(0));
+  const lines = [];
+  lines.push(
+    `Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${(r.machine.memory_bytes / 2 ** 30).toFixed(0)} GiB; commit ${r.machine.commit}; ${r.date.slice(0, 16)} UTC; extract ${r.extract}; ${r.trips.count} trips (${r.trips.served} routed by every served setting)${r.quick ? '; --quick' : ''}`,
+  );
+  lines.push(
+    '',
+    '**Preparation**',
+    '',
+    '| engine | steps | wall (s) | peak memory (MB) | output (MB) |',
+    '|---|---|---|---|---|',
+  );
+  const p = r.preparation;
+  for (const [name, x] of [
+    ['Quietway', p.quietway],
+    ['OSRM CH', p.osrm_ch],
+    ['OSRM MLD', p.osrm_mld],
+    ['Valhalla', p.valhalla],
+  ]) {
+    lines.push(
+      `| ${name} | ${x.steps}${x.cached ? ' (cached from an earlier run)' : ''} | ${s(x.seconds)} | ${mb(x.peak_memory_bytes)} | ${mb(x.output_bytes)} |`,
+    );
+  }
+  lines.push(
+    `| Quietway, weight change live | ${p.quietway_update.arcs} arcs, ${p.quietway_update.how} (median of ${p.quietway_update.rounds}) | ${(p.quietway_update.seconds * 1000).toFixed(2)} ms | – | – |`,
+  );
+  lines.push(
+    `| OSRM MLD, weight change live | ${p.osrm_customize_update.segments} segments, ${p.osrm_customize_update.how} | ${s(p.osrm_customize_update.seconds)} | ${mb(p.osrm_customize_update.peak_memory_bytes)} | – |`,
+  );
+  lines.push(
+    '',
+    `**Serving** (autocannon, ${r.serving_duration_s} s per row; the same trips with steps and full geometry)`,
+    '',
+  );
+  lines.push(
+    '| engine | setting | connections | req/s | p50 (ms) | p99 (ms) | non-2xx | mean body (kB) |',
+    '|---|---|---|---|---|---|---|---|',
+  );
+  for (const [name, x] of Object.entries(r.serving)) {
+    for (const [c, run] of Object.entries(x.runs)) {
+      lines.push(
+        `| ${name} | ${x.setting} | ${c} | ${run.requests_per_s.toFixed(0)} | ${run.p50_ms} | ${run.p99_ms} | ${run.non_2xx + run.errors} | ${(run.mean_response_bytes / 1000).toFixed(1)} |`,
+      );
+    }
+  }
+  lines.push(
+    '',
+    '**Routes** (lengths from each route’s geometry; ways and their tags from the extract, the same for every engine)',
+    '',
+  );
+  const cols = Object.values(r.routes);
+  lines.push(
+    `| measure | ${cols.map((c) => c.label).join(' | ')} |`,
+    `|---|${cols.map(() => '---').join('|')}|`,
+  );
+  const row = (name, f) => lines.push(`| ${name} | ${cols.map(f).join(' | ')} |`);
+  row('length / crow-fly, median', (c) => s(c.length_over_crow_median));
+  row('km ridden / km of the same engine’s most direct', (c) => s(c.length_over_direct_total));
+  row(
+    'length / same engine’s most direct, median (p90)',
+    (c) => `${s(c.length_over_direct_median)} (${s(c.length_over_direct_p90)})`,
+  );
+  row('km on trunk/primary/secondary', (c) => c.major_road_km.toFixed(1));
+  row('km on those with no bike lane or track', (c) => c.bare_major_road_km.toFixed(1));
+  row('cut in those km vs most direct', (c) => `${(c.bare_major_cut * 100).toFixed(0)} %`);
+  row('extra metres per such metre avoided', (c) => s(c.extra_m_per_m_avoided));
+  row('steps per km', (c) => s(c.steps_per_km));
+  row('steps under 15 m', (c) => `${(c.short_step_share * 100).toFixed(1)} %`);
+  row('U-turn steps', (c) => String(c.uturn_steps));
+  row('unroutable trips', (c) => String(c.unroutable));
+  row('metres matched to no way', (c) => `${(c.unmatched_share * 100).toFixed(1)} %`);
+  lines.push(
+    '',
+    '**Goals** (issue 25; ratios within this run)',
+    '',
+    '| goal | measured | target | |',
+    '|---|---|---|---|',
+  );
+  for (const g of r.goals)
+    lines.push(`| ${g.goal} | ${s(g.value)} | ${g.target} | ${g.met ? 'met' : 'missed'} |`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,176 @@
+// The peers benchmark's engine-neutral measures (bench/peers/metrics.mjs) on hand-drawn ways.
+import { describe, expect, it } from 'vitest';
+import {
+  classify,
+  decodePolyline,
+  haversine,
+  normalize,
+  summarize,
+  type Way,
+  wayIndex,
+  wayOf,
+} from '../../bench/peers/metrics.mjs';
+
+// A primary avenue running north with no bike lane, a secondary street east with a painted lane, and
+// a quiet residential street east, 100 m further north (positions near Manhattan).
+const ways: Way[] = [
+  {
+    id: 1,
+    hw: 'primary',
+    infra: false,
+    coords: [
+      [-74, 40.72],
+      [-74, 40.722],
+    ],
+  },
+  {
+    id: 2,
+    hw: 'secondary',
+    infra: true,
+    coords: [
+      [-74, 40.72],
+      [-73.998, 40.72],
+    ],
+  },
+  {
+    id: 3,
+    hw: 'residential',
+    infra: false,
+    coords: [
+      [-74, 40.7209],
+      [-73.998, 40.7209],
+    ],
+  },
+];
+const index = wayIndex(ways);
+
+describe('classify', () => {
+  it('reads each route segment against the way it runs along', () => {
+    expect(wayOf(index, [-74, 40.7201], [-74, 40.7205])?.id).toBe(1);
+    // Midpoint on the avenue's axis but running across it (east): the crossing street, not the avenue.
+    expect(wayOf(index, [-74.0001, 40.7209], [-73.9995, 40.7209])?.id).toBe(3);
+    // Nothing within 3 m.
+    expect(wayOf(index, [-73.999, 40.7205], [-73.999, 40.7206])).toBeNull();
+  });
+
+  it('sums metres on major roads, on bare major roads and unmatched', () => {
+    const route = [
+      [-74, 40.7205],
+      [-74, 40.72],
+      [-73.999, 40.72],
+      [-73.999, 40.7205],
+    ];
+    const c = classify(index, route);
+    const up = haversine([-74, 40.7205], [-74, 40.72]);
+    const east = haversine([-74, 40.72], [-73.999, 40.72]);
+    const off = haversine([-73.999, 40.72], [-73.999, 40.7205]);
+    expect(c.length_m).toBeCloseTo(up + east + off, 6);
+    expect(c.major_m).toBeCloseTo(up + east, 6);
+    expect(c.bare_major_m).toBeCloseTo(up, 6);
+    expect(c.unmatched_m).toBeCloseTo(off, 6);
+  });
+});
+
+describe('normalize', () => {
+  it('decodes a polyline6 shape', () => {
+    // Google's example polyline, at precision 5.
+    expect(decodePolyline('_p~iF~ps|U_ulLnnqC_mqNvxq`@', 5)).toEqual([
+      [-120.2, 38.5],
+      [-120.95, 40.7],
+      [-126.453, 43.252],
+    ]);
+  });
+
+  it('leaves out the arrival and counts U-turns in each engine’s own words', () => {
+    const q = normalize('quietway', {
+      route: {
+        geometry: {
+          coordinates: [
+            [0, 0],
+            [0, 1],
+          ],
+        },
+        steps: [
+          { maneuver: { type: 'Start' }, distance: 100 },
+          { maneuver: { type: 'U-turn' }, distance: 10 },
+          { maneuver: { type: 'Arrive' }, distance: 0 },
+        ],
+      },
+    });
+    expect(q?.steps).toEqual([
+      { uturn: false, distance_m: 100 },
+      { uturn: true, distance_m: 10 },
+    ]);
+    const o = normalize('osrm', {
+      code: 'Ok',
+      routes: [
+        {
+          geometry: {
+            coordinates: [
+              [0, 0],
+              [0, 1],
+            ],
+          },
+          legs: [
+            {
+              steps: [
+                { maneuver: { type: 'depart' }, distance: 50 },
+                { maneuver: { type: 'continue', modifier: 'uturn' }, distance: 20 },
+                { maneuver: { type: 'arrive' }, distance: 0 },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(o?.steps.map((s) => s.uturn)).toEqual([false, true]);
+    const v = normalize('valhalla', {
+      trip: {
+        status: 0,
+        legs: [
+          {
+            shape: '_p~iF~ps|U_ulLnnqC',
+            maneuvers: [
+              { type: 1, length: 0.2 },
+              { type: 13, length: 0.01 },
+              { type: 4, length: 0 },
+            ],
+          },
+        ],
+      },
+    });
+    expect(v?.steps).toEqual([
+      { uturn: false, distance_m: 200 },
+      { uturn: true, distance_m: 10 },
+    ]);
+    expect(normalize('osrm', { code: 'NoRoute' })).toBeNull();
+    expect(normalize('quietway', { route: null })).toBeNull();
+  });
+});
+
+describe('summarize', () => {
+  it('prices each bare major-road metre avoided in extra metres against the most direct route', () => {
+    const direct = { length_m: 1000, major_m: 400, bare_major_m: 400, unmatched_m: 0, steps: [] };
+    const safe = {
+      length_m: 1150,
+      major_m: 100,
+      bare_major_m: 100,
+      unmatched_m: 0,
+      steps: [
+        { uturn: false, distance_m: 10 },
+        { uturn: false, distance_m: 500 },
+      ],
+    };
+    const s = summarize([
+      { crow_m: 800, route: safe, ref: direct },
+      { crow_m: 500, route: null, ref: direct },
+    ]);
+    expect(s.unroutable).toBe(1);
+    expect(s.length_over_direct_median).toBeCloseTo(1.15);
+    expect(s.length_over_direct_total).toBeCloseTo(1.15);
+    expect(s.bare_major_cut).toBeCloseTo(0.75);
+    expect(s.extra_m_per_m_avoided).toBeCloseTo(0.5);
+    expect(s.steps_per_km).toBeCloseTo(2 / 1.15);
+    expect(s.short_step_share).toBe(0.5);
+  });
+});
