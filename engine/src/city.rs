@@ -57,6 +57,9 @@ pub struct ArcPiece {
 pub struct Leg {
     pub pieces: Vec<ArcPiece>,
     pub weight: Weight,
+    /// The part of `weight` paid for starting or ending on a snapping candidate other than the
+    /// nearest (see [`City::leg_between`]); 0 otherwise.
+    pub snap_extra: Weight,
 }
 
 #[derive(Clone, Debug)]
@@ -172,16 +175,14 @@ impl City {
         let inputs_of = cch.inputs_by_arc();
         let adjacency = Adjacency::new(graph.node_count(), &graph.edge_tail, &graph.edge_head);
         let snap_index = SnapIndex::new(&graph);
-        let well_connected = [
-            well_connected_edges(&graph, &adjacency, |a| {
-                graph.arc_attrs[a as usize].bike() != crate::graph::BikeAccess::No
-            }),
-            well_connected_edges(&graph, &adjacency, |a| graph.arc_attrs[a as usize].foot()),
-        ];
         let way_arcs = arcs_by_way(&graph);
         let arc_changes = HashMap::new();
         let turn_bans = std::collections::HashSet::new();
         let base = customize_all(&graph, &turns, &cch, &model, &arc_changes, &turn_bans);
+        let well_connected = [
+            well_connected_by_turns(&graph, &turns, &base[MetricKind::DirectDay as usize]),
+            well_connected_edges(&graph, &adjacency, |a| graph.arc_attrs[a as usize].foot()),
+        ];
         Ok(City {
             graph,
             graph_version,
@@ -436,7 +437,15 @@ impl City {
         let w = &metric.arc_weights;
         let connected = &self.well_connected[usize::from(kind == MetricKind::Walking)];
         let bearing = bearing.map(|b| (b, BEARING_TOLERANCE_DEG, BEARING_RADIUS_M));
+        let g = &self.graph;
+        let cycling = kind.is_cycling();
         let usable = |e: u32| {
+            // A crossing is walked across on the way; a ride does not start or end on one.
+            if cycling
+                && g.way_flags[g.arc_way(2 * e) as usize] & crate::graph::way_flags::CROSSING != 0
+            {
+                return (false, false);
+            }
             (
                 w[2 * e as usize] < INF_WEIGHT,
                 w[2 * e as usize + 1] < INF_WEIGHT,
@@ -799,8 +808,9 @@ impl City {
                 }
             }
         }
-        // (routing node, distance, arc started on, fraction of it behind, candidate)
-        let mut seeds: Vec<(u32, Weight, ArcId, f64, usize)> = Vec::with_capacity(4 * a.len());
+        // (routing node, distance, arc started on, fraction of it behind, candidate, its extra)
+        let mut seeds: Vec<(u32, Weight, ArcId, f64, usize, Weight)> =
+            Vec::with_capacity(4 * a.len());
         for &(arc, f, ok, i, x) in &starts {
             if !ok || !usable(arc) {
                 continue;
@@ -812,12 +822,12 @@ impl City {
                 for &t in self.turns.turns_out_of(arc) {
                     let w = metric.input_weights[2 * t as usize];
                     if w < INF_WEIGHT {
-                        seeds.push((self.turns.turn_to[t as usize], add(ahead, w), arc, f, i));
+                        seeds.push((self.turns.turn_to[t as usize], add(ahead, w), arc, f, i, x));
                     }
                 }
             }
             if ends.iter().all(|e| e.0 != arc || e.1 >= f) {
-                seeds.push((arc, ahead, arc, f, i));
+                seeds.push((arc, ahead, arc, f, i, x));
             }
         }
         for s in &seeds {
@@ -831,7 +841,7 @@ impl City {
             INF_WEIGHT
         };
         // Start and end on the same arc, the end ahead: ridden directly.
-        let mut direct: Option<(ArcPiece, usize, usize)> = None;
+        let mut direct: Option<(ArcPiece, usize, usize, Weight)> = None;
         for &(arc, f, ok, i, xs) in &starts {
             for &(e, ef, j, xe) in &ends {
                 if ok && e == arc && ef >= f && usable(arc) {
@@ -846,15 +856,17 @@ impl City {
                             },
                             i,
                             j,
+                            add(xs, xe),
                         ));
                     }
                 }
             }
         }
-        if let Some((p, i, j)) = direct {
+        if let Some((p, i, j, snap_extra)) = direct {
             let leg = Leg {
                 pieces: vec![p],
                 weight: best,
+                snap_extra,
             };
             return Some((leg, i, j));
         }
@@ -863,11 +875,12 @@ impl City {
         }
         let (src, tgt) = q.endpoints(&self.cch)?;
         // The seed the search used at the path's first node: the cheapest one there.
-        let &(_, _, first_arc, first_from, start_at) =
+        let &(_, _, first_arc, first_from, start_at, start_extra) =
             seeds.iter().filter(|s| s.0 == src).min_by_key(|s| s.1)?;
         let tgt_arc = self.turns.node_arc[tgt as usize];
         // The end on the target's arc the search reached: the cheapest with its extra.
-        let &(_, end_f, end_at, _) = ends.iter().filter(|e| e.0 == tgt_arc).min_by_key(|e| e.3)?;
+        let &(_, end_f, end_at, end_extra) =
+            ends.iter().filter(|e| e.0 == tgt_arc).min_by_key(|e| e.3)?;
         let path = q.arc_path(&self.cch, &metric.hierarchy);
         let mut pieces = Vec::with_capacity(path.len() + 2);
         let node_arc = &self.turns.node_arc;
@@ -903,6 +916,7 @@ impl City {
         let leg = Leg {
             pieces,
             weight: best,
+            snap_extra: add(start_extra, end_extra),
         };
         Some((leg, start_at, end_at))
     }
@@ -1046,6 +1060,27 @@ fn well_connected_edges(
             let (t, h) = (g.edge_tail[e], g.edge_head[e]);
             comp[t as usize] == comp[h as usize] && big(t)
         })
+        .collect()
+}
+
+/// The cycling network's well-connected edges, judged on the turn model with `metric`'s turn weights:
+/// an edge is well connected when one of its arcs lies in a large strongly connected set of routing
+/// nodes. Junction-level connectivity is not enough: a plaza whose every way out is a turn closed to
+/// bicycles (a restriction, a barrier) is one piece of the junction graph but an island for a rider,
+/// and a waypoint snapped onto it found no route.
+fn well_connected_by_turns(g: &CityGraph, turns: &TurnGraph, metric: &CityMetric) -> Vec<bool> {
+    let adj = Adjacency::new(turns.node_count(), &turns.turn_from, &turns.turn_to);
+    // Adjacency arc 2t runs along turn t; 2t + 1 is its reverse, which no rider takes.
+    let (comp, sizes) = crate::dijkstra::strongly_connected(&adj, |a| {
+        a % 2 == 0 && metric.input_weights[a as usize] < INF_WEIGHT
+    });
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let big = |x: u32| {
+        let s = sizes[comp[x as usize] as usize];
+        s >= 40 && s * 10 >= largest
+    };
+    (0..g.edge_count() as u32)
+        .map(|e| big(2 * e) || big(2 * e + 1))
         .collect()
 }
 

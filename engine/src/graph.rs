@@ -170,6 +170,9 @@ pub mod way_flags {
     pub const FERRY: u16 = 1 << 9;
     /// Steps with a `ramp:bicycle` to wheel the bike on.
     pub const BICYCLE_RAMP: u16 = 1 << 10;
+    /// A mapped pedestrian crossing (or the island in it): the bike is walked across, and a cycling
+    /// waypoint never snaps onto it.
+    pub const CROSSING: u16 = 1 << 11;
 }
 
 /// Traffic control at a node (`highway=traffic_signals|stop|give_way`).

@@ -463,15 +463,15 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         // A separately mapped sidewalk is ridden where the city's law allows it. Elsewhere the
         // bike is walked along the pavement on the road's own arcs (against a oneway, below): as
         // a way of its own the sidewalk would capture cycling waypoints (they snap to the nearest
-        // usable way) and start routes on the pavement. Crossings and islands likewise.
+        // usable way) and start routes on the pavement.
         "footway" if footway_kind == Some("sidewalk") && rules.sidewalk_riding => BikeAccess::Ride,
-        "footway"
-            if matches!(
-                footway_kind,
-                Some("sidewalk" | "crossing" | "traffic_island")
-            ) =>
-        {
-            BikeAccess::No
+        "footway" if footway_kind == Some("sidewalk") => BikeAccess::No,
+        // A crossing (or the island in it) is walked with the bike: it is often the only way
+        // between a path network and the streets across a road bikes may not ride (Battery Park
+        // City and the Hudson River Greenway across West Street), and a signalled one is where a
+        // rider crosses a busy road.
+        "footway" if matches!(footway_kind, Some("crossing" | "traffic_island")) => {
+            BikeAccess::Push
         }
         "footway" | "pedestrian" => BikeAccess::Push,
         // Steps are carried up and down: pushed at walking speed (a `ramp:bicycle` eases it).
@@ -587,6 +587,9 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
     }
     if tag(tags, "tunnel").is_some_and(|v| v != "no") {
         flags |= way_flags::TUNNEL;
+    }
+    if highway == "footway" && matches!(footway_kind, Some("crossing" | "traffic_island")) {
+        flags |= way_flags::CROSSING;
     }
     if highway == "steps" {
         flags |= way_flags::STEPS;

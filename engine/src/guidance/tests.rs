@@ -152,7 +152,11 @@ fn leg_partial(
             to: if i + 1 == n { end } else { 1.0 },
         })
         .collect();
-    Leg { pieces, weight: 0 }
+    Leg {
+        pieces,
+        weight: 0,
+        snap_extra: 0,
+    }
 }
 
 fn guide(city: &City, leg: &Leg, profile: Profile) -> Vec<Step> {
