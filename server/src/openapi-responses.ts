@@ -79,7 +79,7 @@ export function documentResponses(
 ): { schema: FastifySchema; url: string } {
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   const key = `${methods[0]} ${route.url}`;
-  const schema = out.schema as FastifySchema & { tags?: string[] };
+  const schema = (out.schema ?? {}) as FastifySchema & { tags?: string[] };
   const tags = schema.tags ?? [];
   const declared = (schema.response as Record<string, unknown> | undefined) ?? {};
   if (tags.includes('oauth') && Object.keys(declared).length === 0) {
