@@ -234,4 +234,17 @@ describe('uploads', () => {
     ]);
     expect(later.status).toBe(200);
   });
+
+  it('answers 400, not 500, to a multipart Content-Type without a boundary (found by schemathesis)', async () => {
+    for (const url of ['/user/upload-photo/', `/api/admin/events/${eventId}/images/`]) {
+      const res = await app.inject({
+        method: 'POST',
+        url,
+        headers: { authorization: `Bearer ${tokens[0]}`, 'content-type': 'multipart/form-data' },
+        payload: 'x',
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatch(/no boundary/);
+    }
+  });
 });

@@ -61,7 +61,10 @@ export default fp(
 
     app.get(
       '/storage/v1/object/public/*',
-      { config: { access: { public: true } }, schema: { hide: true } },
+      {
+        config: { access: { public: true } },
+        schema: { tags: ['storage'], summary: 'A stored image (profile photo, event image)' },
+      },
       async (req, reply) => {
         const key = (req.params as { '*': string })['*'];
         if (!backend.get || key.includes('..')) throw new HttpError(404, 'Object not found');

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
+import { documentResponses } from '../openapi-responses.js';
 import { SERVER_VERSION } from '../version.js';
 
 export default fp(
@@ -33,7 +34,8 @@ export default fp(
           },
         },
       },
-      transform: jsonSchemaTransform,
+      // Every route's answers, errors included, are in the document (openapi-responses.ts).
+      transform: (input) => documentResponses(input.route, jsonSchemaTransform(input)),
     });
     await app.register(swaggerUi, { routePrefix: '/docs' });
   },

@@ -45,14 +45,18 @@ const mapRoutes: FastifyPluginAsyncZod = async (app) => {
     ['/map/', 'map.html'],
     ['/map/route', 'route.html'],
   ] as const) {
-    app.get(url, { config: page, schema: { hide: true } }, async (_request, reply) => {
-      const { body } = await readBuilt(file);
-      return reply
-        .type('text/html; charset=utf-8')
-        .header('Content-Security-Policy', CSP)
-        .header('Cache-Control', 'no-cache')
-        .send(body);
-    });
+    app.get(
+      url,
+      { config: page, schema: { tags: ['pages'], summary: 'A map page' } },
+      async (_request, reply) => {
+        const { body } = await readBuilt(file);
+        return reply
+          .type('text/html; charset=utf-8')
+          .header('Content-Security-Policy', CSP)
+          .header('Cache-Control', 'no-cache')
+          .send(body);
+      },
+    );
   }
 
   app.get(
@@ -60,7 +64,8 @@ const mapRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       config: page,
       schema: {
-        hide: true,
+        tags: ['pages'],
+        summary: 'A script, style sheet or image of the map pages',
         params: z.object({ file: z.string().regex(/^[\w-]+(\.[\w-]+)*$/, 'not an asset name') }),
       },
     },

@@ -14,7 +14,10 @@ const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
   const html = fs.readFileSync(PAGE, 'utf8');
   app.get(
     '/review/',
-    { config: { access: { public: true } }, schema: { hide: true } },
+    {
+      config: { access: { public: true } },
+      schema: { tags: ['pages'], summary: 'The report reviewer’s page' },
+    },
     async (_request, reply) =>
       reply
         .type('text/html; charset=utf-8')
