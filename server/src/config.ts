@@ -53,6 +53,7 @@ const envSchema = z.object({
       }
       return r.data;
     }),
+  QUIETWAY_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   QUIETWAY_RETIRED_ENDPOINTS: z.string().default(''),
   QUIETWAY_V1_SUNSET: z.iso.date().optional(),
   QUIETWAY_PLACES_PROVIDER: z.enum(['local', 'google']).default('local'),
@@ -196,6 +197,11 @@ export interface Config {
   externalIdp: { issuer: string; jwksUrl: string; audience: string } | null;
   refreshTokenDays: number;
   rateLimits: RateLimits;
+  /**
+   * A Redis (`redis://` or `rediss://`) that several server processes share: rate-limit windows
+   * live there instead of in each process (null: in-process).
+   */
+  redisUrl: string | null;
   /** Endpoints answered with 410, as `METHOD /path/` (e.g. `POST /directions/`). */
   retiredEndpoints: string[];
   /** Announced sunset date of the deprecated v1 routes (Sunset header), if any. */
@@ -327,6 +333,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : null,
     refreshTokenDays: e.QUIETWAY_REFRESH_TOKEN_DAYS,
     rateLimits: mergeRateLimits(e.QUIETWAY_RATE_LIMITS),
+    redisUrl: e.QUIETWAY_REDIS_URL ?? null,
     retiredEndpoints: e.QUIETWAY_RETIRED_ENDPOINTS.split(',')
       .map((x) => x.trim().replace(/\s+/g, ' '))
       .filter(Boolean),
