@@ -1,11 +1,24 @@
 // Real server processes for tests of several processes behaving as one: the compiled server
 // (`quietway serve`, rebuilt from the current sources once per file) on free ports.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../server/src/config.js';
 
-/** Compiles the server so the processes run the current sources. */
+/** Newest (or oldest) modification time of the files under `dir` ending with `ext`. */
+function mtimes(dir: string, ext: string): number[] {
+  return (fs.readdirSync(dir, { recursive: true }) as string[])
+    .filter((f) => f.endsWith(ext))
+    .map((f) => fs.statSync(path.join(dir, f)).mtimeMs);
+}
+
+/** Compiles the server so the processes run the current sources (skipped when the build is newer). */
 export function compileServer(): void {
+  const src = mtimes(path.join(PROJECT_ROOT, 'server', 'src'), '.ts');
+  const dist = fs.existsSync(path.join(PROJECT_ROOT, 'server', 'dist', 'cli.js'))
+    ? mtimes(path.join(PROJECT_ROOT, 'server', 'dist'), '.js')
+    : [];
+  if (dist.length > 0 && Math.max(...src) < Math.min(...dist)) return;
   const tsc = path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   const r = spawnSync(process.execPath, [tsc, '-p', path.join(PROJECT_ROOT, 'server', 'tsconfig.json')], {
     encoding: 'utf8',

@@ -85,6 +85,7 @@ const envSchema = z.object({
   QUIETWAY_PREVIOUS_SECRET_KEYS: z.string().default(''),
   QUIETWAY_STORAGE_SWEEP_MINUTES: int(0, 7 * 24 * 60, 60),
   QUIETWAY_REPORT_ANALYSIS_MS: z.coerce.number().int().min(0).default(1000),
+  QUIETWAY_ROUTING_SYNC_MS: z.coerce.number().int().min(0).max(60_000).default(250),
   QUIETWAY_WZDX_URL: z.url().optional(),
   QUIETWAY_WZDX_INTERVAL_SECONDS: z.coerce.number().int().min(10).default(300),
   // The engine looks for a road within 1,000 m at most; past that nothing snaps anyway.
@@ -247,6 +248,11 @@ export interface Config {
   };
   /** How often the report analysis worker looks for new reports, ms (0 turns it off). */
   reportAnalysisMs: number;
+  /**
+   * How often each process looks for road changes and disruptions other processes wrote to the
+   * shared database, ms (reports/sync.ts; 0 turns it off).
+   */
+  routingSyncMs: number;
   /** A WZDx v4.x GeoJSON feed imported into disruptions on a schedule, if any. */
   wzdx: { url: string; intervalSeconds: number } | null;
   /** A waypoint farther than this (metres) from any routable way has no route (docs/api.md). */
@@ -384,6 +390,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           : null,
     },
     reportAnalysisMs: e.QUIETWAY_REPORT_ANALYSIS_MS,
+    routingSyncMs: e.QUIETWAY_ROUTING_SYNC_MS,
     wzdx: e.QUIETWAY_WZDX_URL
       ? { url: e.QUIETWAY_WZDX_URL, intervalSeconds: e.QUIETWAY_WZDX_INTERVAL_SECONDS }
       : null,
