@@ -53,6 +53,10 @@ const envSchema = z.object({
       }
       return r.data;
     }),
+  QUIETWAY_CITIES: z
+    .string()
+    .regex(/^\s*([a-z0-9_-]+(\s*,\s*[a-z0-9_-]+)*)?\s*$/, 'must be comma-separated city ids, e.g. nyc,london')
+    .optional(),
   QUIETWAY_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   QUIETWAY_RETIRED_ENDPOINTS: z.string().default(''),
   QUIETWAY_V1_SUNSET: z.iso.date().optional(),
@@ -203,6 +207,11 @@ export interface Config {
    * live there instead of in each process (null: in-process).
    */
   redisUrl: string | null;
+  /**
+   * The cities whose graphs this process loads (a node of a sharded deployment); null: every graph
+   * in the graph folder.
+   */
+  cities: string[] | null;
   /** Endpoints answered with 410, as `METHOD /path/` (e.g. `POST /directions/`). */
   retiredEndpoints: string[];
   /** Announced sunset date of the deprecated v1 routes (Sunset header), if any. */
@@ -340,6 +349,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshTokenDays: e.QUIETWAY_REFRESH_TOKEN_DAYS,
     rateLimits: mergeRateLimits(e.QUIETWAY_RATE_LIMITS),
     redisUrl: e.QUIETWAY_REDIS_URL ?? null,
+    // Empty (as a compose file may leave it): every graph.
+    cities: e.QUIETWAY_CITIES?.trim() ? e.QUIETWAY_CITIES.split(',').map((c) => c.trim()) : null,
     retiredEndpoints: e.QUIETWAY_RETIRED_ENDPOINTS.split(',')
       .map((x) => x.trim().replace(/\s+/g, ' '))
       .filter(Boolean),
