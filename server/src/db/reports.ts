@@ -76,7 +76,11 @@ export interface ReportRepository {
   received(limit: number): ReportRecord[];
   /** Open reports (received or in review) of a city, oldest first. */
   open(city: string): ReportRecord[];
-  /** Writes the analysis' outcome; `status` changes stamp `updated_at`. */
+  /**
+   * Writes the analysis' outcome; `status` changes stamp `updated_at`. Only a report still
+   * `received` takes it (another process's worker may have got there first, or a reviewer):
+   * false when it was not.
+   */
   analysed(
     id: number,
     r: {
@@ -87,7 +91,7 @@ export interface ReportRepository {
       proposal: Record<string, unknown> | null;
       duplicateOf: number | null;
     },
-  ): void;
+  ): boolean;
   /** A reviewer's decision: the new status and summary. */
   decide(id: number, status: ReportStatus, summary: string): void;
   queue(f: QueueFilter): { reports: ReportRecord[]; total: number };
@@ -194,7 +198,7 @@ export function sqliteReports(db: Db): ReportRepository {
     ),
     analysed: db.prepare(
       `UPDATE reports SET status = ?, summary = ?, city = ?, analysis = ?, proposal = ?, duplicate_of = ?,
-       updated_at = CASE WHEN status = ? THEN updated_at ELSE ? END WHERE id = ?`,
+       updated_at = CASE WHEN status = ? THEN updated_at ELSE ? END WHERE id = ? AND status = 'received'`,
     ),
     decide: db.prepare(
       'UPDATE reports SET status = ?, summary = ?, updated_at = CASE WHEN status = ? THEN updated_at ELSE ? END WHERE id = ?',
@@ -253,7 +257,7 @@ export function sqliteReports(db: Db): ReportRepository {
     received: (limit) => (q.received.all(limit) as ReportRow[]).map(toReport),
     open: (city) => (q.open.all(city) as ReportRow[]).map(toReport),
     analysed(id, r) {
-      q.analysed.run(
+      const { changes } = q.analysed.run(
         r.status,
         r.summary,
         r.city,
@@ -264,6 +268,7 @@ export function sqliteReports(db: Db): ReportRepository {
         now(),
         id,
       );
+      return changes > 0;
     },
     decide(id, status, summary) {
       q.decide.run(status, summary, status, now(), id);

@@ -652,7 +652,9 @@ export class AnalysisWorker {
                 duplicateOf: null,
               };
             }
-            this.repos.reports.analysed(r.id, o);
+            // With several server processes, each runs a worker: the first to finish a report
+            // records it; the others' outcome (and log entry) are dropped.
+            if (!this.repos.reports.analysed(r.id, o)) continue;
             this.repos.reports.log({
               reportId: r.id,
               changeId: null,
