@@ -1,6 +1,7 @@
 // Cities sharded across nodes (QUIETWAY_CITIES): a process loads only the graphs it is given and
 // answers 503 for a configured city it does not load (a load balancer can send that request to the
-// next node); without the variable (or with it empty) every graph in the folder is loaded.
+// next node), and leaves that city's reports to a node that loads it; without the variable (or with
+// it empty) every graph in the folder is loaded.
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +67,26 @@ describe('QUIETWAY_CITIES', () => {
     expect((await directions(both, MOORGATE)).statusCode).toBe(200);
     const every = await start();
     expect(every.engine.cities().map((c) => c.id)).toEqual(['london', 'nyc']);
+
+    // A report in London waits for a node that loads London instead of being closed as outside
+    // every routed city by one that does not.
+    const report = nyc.repos.reports.create({
+      issueType: 'road_unsafe',
+      issueSubtype: null,
+      description: '',
+      roadName: '',
+      location: MOORGATE[0] as [number, number],
+      userId: null,
+      apiKeyId: null,
+      source: null,
+      via: 'partner',
+      seenRoute: null,
+    });
+    expect(await nyc.reportWorker.run()).toBe(0);
+    expect(nyc.repos.reports.byId(report.id)?.status).toBe('received');
+    expect(await both.reportWorker.run()).toBe(1);
+    expect(nyc.repos.reports.byId(report.id)).toMatchObject({ city: 'london' });
+    expect(nyc.repos.reports.byId(report.id)?.status).not.toBe('received');
   }, 60_000);
 
   it('refuses a malformed list at start', () => {

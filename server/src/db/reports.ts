@@ -72,8 +72,8 @@ export interface ReportRepository {
   /** Stores a report (committed when this returns). */
   create(r: NewReport): ReportRecord;
   byId(id: number): ReportRecord | undefined;
-  /** The oldest reports still waiting for analysis. */
-  received(limit: number): ReportRecord[];
+  /** The oldest reports still waiting for analysis (past the first `offset`). */
+  received(limit: number, offset?: number): ReportRecord[];
   /** Open reports (received or in review) of a city, oldest first. */
   open(city: string): ReportRecord[];
   /**
@@ -192,7 +192,7 @@ export function sqliteReports(db: Db): ReportRepository {
        source, via, seen_route, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', ?, ?)`,
     ),
     byId: db.prepare('SELECT * FROM reports WHERE id = ?'),
-    received: db.prepare("SELECT * FROM reports WHERE status = 'received' ORDER BY id LIMIT ?"),
+    received: db.prepare("SELECT * FROM reports WHERE status = 'received' ORDER BY id LIMIT ? OFFSET ?"),
     open: db.prepare(
       "SELECT * FROM reports WHERE city = ? AND status IN ('received', 'in_review') ORDER BY id",
     ),
@@ -254,7 +254,7 @@ export function sqliteReports(db: Db): ReportRepository {
       const r = q.byId.get(id) as ReportRow | undefined;
       return r && toReport(r);
     },
-    received: (limit) => (q.received.all(limit) as ReportRow[]).map(toReport),
+    received: (limit, offset = 0) => (q.received.all(limit, offset) as ReportRow[]).map(toReport),
     open: (city) => (q.open.all(city) as ReportRow[]).map(toReport),
     analysed(id, r) {
       const { changes } = q.analysed.run(

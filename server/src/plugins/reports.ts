@@ -8,6 +8,8 @@ import { AnalysisWorker, ReportAnalyser } from '../reports/analysis.js';
 import { RoadChanges } from '../reports/changes.js';
 import { RoutingSync } from '../reports/sync.js';
 import { WzdxImporter } from '../reports/wzdx.js';
+import { contains } from '../routing/coverage.js';
+import type { EngineService } from './engine.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,6 +17,13 @@ declare module 'fastify' {
     reportWorker: AnalysisWorker;
     wzdx: WzdxImporter | null;
   }
+}
+
+/** A point in a configured city this process does not load because QUIETWAY_CITIES leaves it out. */
+function elsewhere(engine: EngineService, only: string[] | null): (p: [number, number]) => boolean {
+  if (!only) return () => false;
+  const others = engine.configured.filter((a) => !only.includes(a.id));
+  return (p) => others.some((a) => contains(a, p));
 }
 
 export default fp(
@@ -28,6 +37,7 @@ export default fp(
       app.repos,
       app.log,
       config.reportAnalysisMs,
+      elsewhere(app.engine, config.cities),
     );
     const wzdx = config.wzdx
       ? new WzdxImporter(
