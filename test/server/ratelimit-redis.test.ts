@@ -18,6 +18,7 @@ afterAll(() => {
   redis?.stop();
 });
 
+// The tests run in order: the last one stops Redis.
 describe('Redis rate-limit store', () => {
   it('counts a fixed window atomically and stops counting at the limit', async () => {
     const store = new RedisRateLimitStore(redis.url, `t${Date.now()}:`);
@@ -73,5 +74,25 @@ describe('Redis rate-limit store', () => {
     await expect(
       serve({ QUIETWAY_DATA_DIR: tempDir(), QUIETWAY_REDIS_URL: 'redis://127.0.0.1:9' }),
     ).rejects.toThrow(/Redis not reachable/);
+  }, 30_000);
+
+  it('a Redis lost while running lets requests through uncounted instead of failing them', async () => {
+    const a = servers[0] as ServerProcess;
+    // The window is spent (previous test): 429 while Redis counts.
+    expect((await fetch(`${a.base}/safety-map/`)).status).toBe(429);
+    redis.stop();
+    const started = Date.now();
+    let res: Response;
+    do {
+      await new Promise((r) => setTimeout(r, 50));
+      res = await fetch(`${a.base}/safety-map/`);
+    } while (res.status === 429 && Date.now() - started < 5000);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
+    // Logged (the log is written asynchronously).
+    for (let i = 0; i < 40 && !a.output().includes('rate-limit store unavailable'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(a.output()).toContain('rate-limit store unavailable');
   }, 30_000);
 });
