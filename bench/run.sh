@@ -49,6 +49,14 @@ echo "== Multi-modal: POST /multi-modal/v2/ with the Citi Bike feed on loopback 
 node bench/multimodal.mjs $quick
 
 echo
+echo "== Scale-out: one and two server processes sharing a data directory and a Redis"
+if command -v redis-server >/dev/null; then
+  node bench/scale.mjs $quick
+else
+  echo "skipped: needs redis-server (apt-get install redis-server)"
+fi
+
+echo
 echo "== Addon: the engine through N-API"
 node bench/addon.mjs $quick
 

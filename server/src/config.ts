@@ -53,6 +53,11 @@ const envSchema = z.object({
       }
       return r.data;
     }),
+  QUIETWAY_CITIES: z
+    .string()
+    .regex(/^\s*([a-z0-9_-]+(\s*,\s*[a-z0-9_-]+)*)?\s*$/, 'must be comma-separated city ids, e.g. nyc,london')
+    .optional(),
+  QUIETWAY_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   QUIETWAY_RETIRED_ENDPOINTS: z.string().default(''),
   QUIETWAY_V1_SUNSET: z.iso.date().optional(),
   QUIETWAY_PLACES_PROVIDER: z.enum(['local', 'google']).default('local'),
@@ -84,6 +89,7 @@ const envSchema = z.object({
   QUIETWAY_PREVIOUS_SECRET_KEYS: z.string().default(''),
   QUIETWAY_STORAGE_SWEEP_MINUTES: int(0, 7 * 24 * 60, 60),
   QUIETWAY_REPORT_ANALYSIS_MS: z.coerce.number().int().min(0).default(1000),
+  QUIETWAY_ROUTING_SYNC_MS: z.coerce.number().int().min(0).max(60_000).default(250),
   QUIETWAY_WZDX_URL: z.url().optional(),
   QUIETWAY_WZDX_INTERVAL_SECONDS: z.coerce.number().int().min(10).default(300),
   // The engine looks for a road within 1,000 m at most; past that nothing snaps anyway.
@@ -196,6 +202,16 @@ export interface Config {
   externalIdp: { issuer: string; jwksUrl: string; audience: string } | null;
   refreshTokenDays: number;
   rateLimits: RateLimits;
+  /**
+   * A Redis (`redis://` or `rediss://`) that several server processes share: rate-limit windows
+   * live there instead of in each process (null: in-process).
+   */
+  redisUrl: string | null;
+  /**
+   * The cities whose graphs this process loads (a node of a sharded deployment); null: every graph
+   * in the graph folder.
+   */
+  cities: string[] | null;
   /** Endpoints answered with 410, as `METHOD /path/` (e.g. `POST /directions/`). */
   retiredEndpoints: string[];
   /** Announced sunset date of the deprecated v1 routes (Sunset header), if any. */
@@ -241,6 +257,11 @@ export interface Config {
   };
   /** How often the report analysis worker looks for new reports, ms (0 turns it off). */
   reportAnalysisMs: number;
+  /**
+   * How often each process looks for road changes and disruptions other processes wrote to the
+   * shared database, ms (reports/sync.ts; 0 turns it off).
+   */
+  routingSyncMs: number;
   /** A WZDx v4.x GeoJSON feed imported into disruptions on a schedule, if any. */
   wzdx: { url: string; intervalSeconds: number } | null;
   /** A waypoint farther than this (metres) from any routable way has no route (docs/api.md). */
@@ -327,6 +348,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : null,
     refreshTokenDays: e.QUIETWAY_REFRESH_TOKEN_DAYS,
     rateLimits: mergeRateLimits(e.QUIETWAY_RATE_LIMITS),
+    redisUrl: e.QUIETWAY_REDIS_URL ?? null,
+    // Empty (as a compose file may leave it): every graph.
+    cities: e.QUIETWAY_CITIES?.trim() ? e.QUIETWAY_CITIES.split(',').map((c) => c.trim()) : null,
     retiredEndpoints: e.QUIETWAY_RETIRED_ENDPOINTS.split(',')
       .map((x) => x.trim().replace(/\s+/g, ' '))
       .filter(Boolean),
@@ -377,6 +401,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           : null,
     },
     reportAnalysisMs: e.QUIETWAY_REPORT_ANALYSIS_MS,
+    routingSyncMs: e.QUIETWAY_ROUTING_SYNC_MS,
     wzdx: e.QUIETWAY_WZDX_URL
       ? { url: e.QUIETWAY_WZDX_URL, intervalSeconds: e.QUIETWAY_WZDX_INTERVAL_SECONDS }
       : null,

@@ -1,6 +1,6 @@
 // Rate limits per credential and endpoint class (interface spec "Limits", decisions.md). The
 // counting store is an interface: the in-process fixed-window store is the default; several server
-// processes would share one (e.g. Redis) by implementing `RateLimitStore`.
+// processes share one in Redis (ratelimit-redis.ts, QUIETWAY_REDIS_URL).
 import { z } from 'zod';
 
 export interface RateLimitResult {

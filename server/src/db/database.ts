@@ -20,21 +20,26 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
-/** Applies every migration newer than the database's `user_version`, each in its own transaction. */
+/**
+ * Applies every migration newer than the database's `user_version`, each in its own transaction.
+ * Each takes the write lock first and reads the version inside it, so several processes starting
+ * on one database at once migrate it once (the others wait, then find it done).
+ */
 export function migrate(db: Db): number {
-  const current = db.pragma('user_version', { simple: true }) as number;
   const latest = MIGRATIONS.length;
-  if (current > latest) {
+  const version = () => db.pragma('user_version', { simple: true }) as number;
+  if (version() > latest) {
     throw new Error(
-      `database schema version ${current} is newer than this server (${latest}); upgrade the server`,
+      `database schema version ${version()} is newer than this server (${latest}); upgrade the server`,
     );
   }
-  for (let v = current; v < latest; v++) {
+  for (let v = version(); v < latest; v++) {
     const m = MIGRATIONS[v] as (typeof MIGRATIONS)[number];
     db.transaction(() => {
+      if (version() !== v) return;
       db.exec(m.sql);
       db.pragma(`user_version = ${v + 1}`);
-    })();
+    }).immediate();
   }
   return latest;
 }

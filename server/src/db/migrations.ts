@@ -297,4 +297,41 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX custom_routes_event ON custom_routes(event_id);
     `,
   },
+  {
+    name: 'routing sequence: a counter per city bumped by every write that changes routing, polled by each server process',
+    sql: `
+      CREATE TABLE routing_sequence (city TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+      -- Bumped in the writing transaction itself, by whichever code (or process) writes: road
+      -- changes (closures, re-weightings, turn bans, windows, weighting changes; a flag alone does
+      -- not change routing) and disruptions (curated, imported, one-off windows).
+      CREATE TRIGGER road_changes_routing_insert AFTER INSERT ON road_changes BEGIN
+        INSERT INTO routing_sequence (city, seq) VALUES (NEW.city, 1)
+          ON CONFLICT (city) DO UPDATE SET seq = seq + 1;
+      END;
+      CREATE TRIGGER road_changes_routing_update AFTER UPDATE OF city, kind, spec, status ON road_changes BEGIN
+        INSERT INTO routing_sequence (city, seq) VALUES (OLD.city, 1)
+          ON CONFLICT (city) DO UPDATE SET seq = seq + 1;
+        INSERT INTO routing_sequence (city, seq) SELECT NEW.city, 1 WHERE NEW.city <> OLD.city
+          ON CONFLICT (city) DO UPDATE SET seq = seq + 1;
+      END;
+      CREATE TRIGGER road_changes_routing_delete AFTER DELETE ON road_changes BEGIN
+        INSERT INTO routing_sequence (city, seq) VALUES (OLD.city, 1)
+          ON CONFLICT (city) DO UPDATE SET seq = seq + 1;
+      END;
+      CREATE TRIGGER disruptions_routing_insert AFTER INSERT ON disruptions BEGIN
+        INSERT INTO routing_sequence (city, seq) VALUES (NEW.city, 1)
+          ON CONFLICT (city) DO UPDATE SET seq = seq + 1;
+      END;
+      CREATE TRIGGER disruptions_routing_update AFTER UPDATE ON disruptions BEGIN
+        INSERT INTO routing_sequence (city, seq) VALUES (OLD.city, 1)
+          ON CONFLICT (city) DO UPDATE SET seq = seq + 1;
+        INSERT INTO routing_sequence (city, seq) SELECT NEW.city, 1 WHERE NEW.city <> OLD.city
+          ON CONFLICT (city) DO UPDATE SET seq = seq + 1;
+      END;
+      CREATE TRIGGER disruptions_routing_delete AFTER DELETE ON disruptions BEGIN
+        INSERT INTO routing_sequence (city, seq) VALUES (OLD.city, 1)
+          ON CONFLICT (city) DO UPDATE SET seq = seq + 1;
+      END;
+    `,
+  },
 ];

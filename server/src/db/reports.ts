@@ -72,11 +72,15 @@ export interface ReportRepository {
   /** Stores a report (committed when this returns). */
   create(r: NewReport): ReportRecord;
   byId(id: number): ReportRecord | undefined;
-  /** The oldest reports still waiting for analysis. */
-  received(limit: number): ReportRecord[];
+  /** The oldest reports still waiting for analysis (past the first `offset`). */
+  received(limit: number, offset?: number): ReportRecord[];
   /** Open reports (received or in review) of a city, oldest first. */
   open(city: string): ReportRecord[];
-  /** Writes the analysis' outcome; `status` changes stamp `updated_at`. */
+  /**
+   * Writes the analysis' outcome; `status` changes stamp `updated_at`. Only a report still
+   * `received` takes it (another process's worker may have got there first, or a reviewer):
+   * false when it was not.
+   */
   analysed(
     id: number,
     r: {
@@ -87,7 +91,7 @@ export interface ReportRepository {
       proposal: Record<string, unknown> | null;
       duplicateOf: number | null;
     },
-  ): void;
+  ): boolean;
   /** A reviewer's decision: the new status and summary. */
   decide(id: number, status: ReportStatus, summary: string): void;
   queue(f: QueueFilter): { reports: ReportRecord[]; total: number };
@@ -188,13 +192,13 @@ export function sqliteReports(db: Db): ReportRepository {
        source, via, seen_route, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', ?, ?)`,
     ),
     byId: db.prepare('SELECT * FROM reports WHERE id = ?'),
-    received: db.prepare("SELECT * FROM reports WHERE status = 'received' ORDER BY id LIMIT ?"),
+    received: db.prepare("SELECT * FROM reports WHERE status = 'received' ORDER BY id LIMIT ? OFFSET ?"),
     open: db.prepare(
       "SELECT * FROM reports WHERE city = ? AND status IN ('received', 'in_review') ORDER BY id",
     ),
     analysed: db.prepare(
       `UPDATE reports SET status = ?, summary = ?, city = ?, analysis = ?, proposal = ?, duplicate_of = ?,
-       updated_at = CASE WHEN status = ? THEN updated_at ELSE ? END WHERE id = ?`,
+       updated_at = CASE WHEN status = ? THEN updated_at ELSE ? END WHERE id = ? AND status = 'received'`,
     ),
     decide: db.prepare(
       'UPDATE reports SET status = ?, summary = ?, updated_at = CASE WHEN status = ? THEN updated_at ELSE ? END WHERE id = ?',
@@ -250,10 +254,10 @@ export function sqliteReports(db: Db): ReportRepository {
       const r = q.byId.get(id) as ReportRow | undefined;
       return r && toReport(r);
     },
-    received: (limit) => (q.received.all(limit) as ReportRow[]).map(toReport),
+    received: (limit, offset = 0) => (q.received.all(limit, offset) as ReportRow[]).map(toReport),
     open: (city) => (q.open.all(city) as ReportRow[]).map(toReport),
     analysed(id, r) {
-      q.analysed.run(
+      const { changes } = q.analysed.run(
         r.status,
         r.summary,
         r.city,
@@ -264,6 +268,7 @@ export function sqliteReports(db: Db): ReportRepository {
         now(),
         id,
       );
+      return changes > 0;
     },
     decide(id, status, summary) {
       q.decide.run(status, summary, status, now(), id);

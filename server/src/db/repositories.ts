@@ -171,6 +171,12 @@ export interface Repositories {
   oauth: OAuthRepository;
   reports: ReportRepository;
   customRoutes: CustomRouteRepository;
+  /**
+   * Each city's routing sequence: bumped (in the writing transaction) by every write to road
+   * changes or disruptions, whichever process makes it; each process polls it to keep its engines
+   * in step (reports/sync.ts).
+   */
+  routingSequence(): Map<string, number>;
   /** Runs `fn` atomically. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -286,6 +292,7 @@ function externalVersion(db: Db): () => number {
 
 export function sqliteRepositories(db: Db): Repositories {
   const dbVersion = externalVersion(db);
+  const routingSequence = db.prepare('SELECT city, seq FROM routing_sequence');
   const keyCache = new ReadCache<ApiKeyRecord | undefined>(dbVersion);
   const disruptionCache = new ReadCache<Disruption[]>(dbVersion, 1000);
   const s = {
@@ -630,6 +637,8 @@ export function sqliteRepositories(db: Db): Repositories {
     oauth: sqliteOAuth(db),
     reports: sqliteReports(db),
     customRoutes: sqliteCustomRoutes(db),
+    routingSequence: () =>
+      new Map((routingSequence.all() as { city: string; seq: number }[]).map((r) => [r.city, r.seq])),
     transaction: <T>(fn: () => T): T => db.transaction(fn)(),
     close: () => db.close(),
   };

@@ -11,7 +11,14 @@ import { TokenService } from '../auth/tokens.js';
 import type { Config } from '../config.js';
 import { HttpError } from '../errors.js';
 import { acceptsOAuth } from '../oauth/scope.js';
-import { type Bucket, MemoryRateLimitStore, type RateClass, type RateLimitStore } from '../ratelimit.js';
+import {
+  type Bucket,
+  MemoryRateLimitStore,
+  type RateClass,
+  type RateLimitResult,
+  type RateLimitStore,
+} from '../ratelimit.js';
+import { RedisRateLimitStore } from '../ratelimit-redis.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -79,7 +86,41 @@ export default fp(
     const box = SecretBox.load(config.secretKey);
     const tokens = await TokenService.create(app.repos, issuer, box, config.externalIdp ?? undefined);
     const resolver = new CredentialResolver(app.repos, tokens);
-    const store: RateLimitStore = rateLimitStore ?? new MemoryRateLimitStore();
+    let store: RateLimitStore;
+    if (rateLimitStore) {
+      store = rateLimitStore;
+    } else if (config.redisUrl) {
+      // Several processes share the windows; start-up waits for Redis (a store configured but
+      // unreachable at start is a deployment error, not a reason to count per process).
+      const redis = new RedisRateLimitStore(config.redisUrl);
+      try {
+        await redis.ready();
+      } catch (err) {
+        redis.close();
+        throw err;
+      }
+      app.log.info('rate limits shared through Redis');
+      store = redis;
+    } else {
+      store = new MemoryRateLimitStore();
+    }
+    // A shared store that fails mid-run (Redis restarting) lets requests through uncounted rather
+    // than failing them: routing stays up; the error is logged at most every 10 s.
+    let lastStoreError = 0;
+    const counted = async (
+      request: FastifyRequest,
+      count: () => Promise<RateLimitResult> | RateLimitResult,
+    ): Promise<RateLimitResult | null> => {
+      try {
+        return await count();
+      } catch (err) {
+        if (Date.now() - lastStoreError > 10_000) {
+          lastStoreError = Date.now();
+          request.log.error({ err }, 'rate-limit store unavailable: requests pass uncounted');
+        }
+        return null;
+      }
+    };
     app.decorate('secretBox', box);
     app.decorate('tokens', tokens);
     app.decorate('sessions', new SessionService(app.repos, tokens, config.refreshTokenDays));
@@ -105,15 +146,19 @@ export default fp(
       );
     app.decorate('authAllowed', async (request: FastifyRequest) => {
       if (!failures || !store.peek) return;
-      const r = await store.peek(`auth_failures:ip:${request.ip}`, failures[0]);
-      if (!r.allowed) throw tooMany(r.resetSeconds);
+      const peek = store.peek.bind(store);
+      const r = await counted(request, () => peek(`auth_failures:ip:${request.ip}`, failures[0]));
+      if (r && !r.allowed) throw tooMany(r.resetSeconds);
     });
     app.decorate('authFailed', async (request: FastifyRequest, reason: string) => {
       if (!failures) {
         request.log.warn({ ip: request.ip, reason }, 'authentication failed');
         return;
       }
-      const r = await store.hit(`auth_failures:ip:${request.ip}`, failures[0], failures[1]);
+      const r = await counted(request, () =>
+        store.hit(`auth_failures:ip:${request.ip}`, failures[0], failures[1]),
+      );
+      if (!r) return;
       request.log.warn(
         { ip: request.ip, reason, failures_left: r.remaining },
         r.remaining > 0 ? 'authentication failed' : 'authentication failed; address blocked',
@@ -152,7 +197,8 @@ export default fp(
       if (!bucket) return;
       const [kind, id] = bucket;
       const [limit, windowSeconds] = config.rateLimits[cls][kind] as [number, number];
-      const r = await store.hit(`${cls}:${kind}:${id}`, limit, windowSeconds);
+      const r = await counted(request, () => store.hit(`${cls}:${kind}:${id}`, limit, windowSeconds));
+      if (!r) return;
       reply.header('X-RateLimit-Limit', String(r.limit));
       reply.header('X-RateLimit-Remaining', String(r.remaining));
       reply.header('X-RateLimit-Reset', String(r.resetSeconds));

@@ -59,9 +59,13 @@ declare module 'fastify' {
   }
 }
 
-/** Loads every graph in a directory; returns the cities and the files that failed, with why. */
+/**
+ * Loads every graph in a directory (or only those of the cities in `only`: QUIETWAY_CITIES, a node
+ * of a sharded deployment); returns the cities and the files that failed, with why.
+ */
 export async function loadGraphs(
   graphDir: string,
+  only: readonly string[] | null = null,
 ): Promise<{ cities: LoadedCity[]; failures: FailedCity[] }> {
   const addon = native();
   const cities: LoadedCity[] = [];
@@ -69,7 +73,7 @@ export async function loadGraphs(
   if (!fs.existsSync(graphDir)) return { cities, failures };
   const files = fs
     .readdirSync(graphDir)
-    .filter((f) => f.endsWith('.qwg'))
+    .filter((f) => f.endsWith('.qwg') && (!only || only.includes(f.slice(0, -'.qwg'.length))))
     .sort();
   for (const file of files) {
     const full = path.join(graphDir, file);
@@ -103,7 +107,15 @@ export async function loadGraphs(
 export default fp(
   async (app: FastifyInstance, opts: { config: Config }) => {
     const addon = native();
-    const { cities, failures } = await loadGraphs(opts.config.graphDir);
+    const only = opts.config.cities;
+    const { cities, failures } = await loadGraphs(opts.config.graphDir, only);
+    if (only) {
+      const missing = only.filter((id) => !fs.existsSync(path.join(opts.config.graphDir, `${id}.qwg`)));
+      if (missing.length > 0) {
+        app.log.error({ cities: missing }, 'QUIETWAY_CITIES names cities without a graph file');
+      }
+      app.log.info({ cities: only }, 'loading only the cities of QUIETWAY_CITIES');
+    }
     for (const f of failures) app.log.error({ file: f.file }, `city graph not loaded: ${f.error}`);
     for (const c of cities) {
       app.log.info(

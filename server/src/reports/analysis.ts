@@ -604,6 +604,11 @@ export class AnalysisWorker {
     private readonly repos: Repositories,
     private readonly log: FastifyBaseLogger,
     private readonly intervalMs: number,
+    /**
+     * Reports this process leaves to another (cities sharded across nodes, QUIETWAY_CITIES: a
+     * report in a city whose graph another node loads stays `received` for that node's worker).
+     */
+    private readonly elsewhere: (p: [number, number]) => boolean = () => false,
   ) {}
 
   start(): void {
@@ -634,10 +639,15 @@ export class AnalysisWorker {
     try {
       do {
         this.again = false;
+        let skipped = 0;
         for (;;) {
-          const batch = this.repos.reports.received(20);
+          const batch = this.repos.reports.received(20, skipped);
           if (batch.length === 0) break;
           for (const r of batch) {
+            if (this.elsewhere(r.location)) {
+              skipped++;
+              continue;
+            }
             let o: Outcome;
             try {
               o = await this.analyser.analyse(r);
@@ -652,7 +662,9 @@ export class AnalysisWorker {
                 duplicateOf: null,
               };
             }
-            this.repos.reports.analysed(r.id, o);
+            // With several server processes, each runs a worker: the first to finish a report
+            // records it; the others' outcome (and log entry) are dropped.
+            if (!this.repos.reports.analysed(r.id, o)) continue;
             this.repos.reports.log({
               reportId: r.id,
               changeId: null,

@@ -103,13 +103,26 @@ export class RoadChanges {
   version = 0;
   /** Disruption avoidances registered per city: avoidance id → what it was made from. */
   private readonly registered = new Map<string, Map<string, string>>();
+  /** Per city, the arcs the way changes have off the graph's own weight: arc → 'closed' or a factor. */
+  private readonly arcState = new Map<string, Map<number, 'closed' | number>>();
+  /** Per city, the weekly windows (change ids) registered with the engine. */
+  private readonly weekly = new Map<string, Set<number>>();
+  /** Per city, the weighting model and the turn bans last handed to the engine (JSON). */
+  private readonly weightingApplied = new Map<string, string>();
+  private readonly turnBansApplied = new Map<string, string>();
 
   constructor(
     private readonly engine: EngineService,
     private readonly repos: Repositories,
     private readonly log: FastifyBaseLogger,
   ) {
-    for (const c of engine.cities()) this.baseWeighting.set(c.id, c.engine.weighting());
+    for (const c of engine.cities()) {
+      const own = c.engine.weighting();
+      this.baseWeighting.set(c.id, own);
+      // What the engine starts with: its own model and no turn bans of ours.
+      this.weightingApplied.set(c.id, JSON.stringify(JSON.parse(own)));
+      this.turnBansApplied.set(c.id, '[]');
+    }
   }
 
   city(id: string): LoadedCity {
@@ -194,6 +207,7 @@ export class RoadChanges {
           this.endDisruption(ch.disruptionId, city.timezone);
         } else {
           city.engine.removeAvoidance(changeAvoidanceId(id));
+          this.weekly.get(city.id)?.delete(id);
         }
         break;
       case 'weighting':
@@ -273,6 +287,56 @@ export class RoadChanges {
     }
   }
 
+  /**
+   * Brings a city's engine in step with the database after another process (or this one) wrote
+   * road changes or disruptions (reports/sync.ts): only what differs from what the engine has is
+   * handed to it, so a re-sync after this process's own write costs a few reads. Flags are left to
+   * the process that made the change.
+   */
+  resync(cityId: string): void {
+    const city = this.engine.city(cityId);
+    if (!city) return;
+    this.version++;
+    const active = this.repos.reports.changes({ city: cityId, status: 'active' });
+    // Way changes: every arc whose wanted state differs from the one the engine has.
+    const want = new Map<number, 'closed' | number>();
+    for (const ch of active) {
+      const parsed = changeSchema.safeParse(ch.spec);
+      if (!parsed.success) continue;
+      const s = parsed.data;
+      if (s.kind !== 'close_way' && s.kind !== 'reweight_way') continue;
+      for (const a of this.arcsOf(city, s).arcs) {
+        const had = want.get(a);
+        if (s.kind === 'close_way' || had === 'closed') want.set(a, 'closed');
+        else want.set(a, (had ?? 1) * s.factor);
+      }
+    }
+    const state = this.arcState.get(cityId) ?? new Map<number, 'closed' | number>();
+    const differ = new Set<number>();
+    for (const [a, v] of want) if (state.get(a) !== v) differ.add(a);
+    for (const a of state.keys()) if (!want.has(a)) differ.add(a);
+    this.reapplyArcs(city, [...differ]);
+    // Weekly windows: change ids are immutable, so presence is all there is to compare.
+    const weekly = this.weekly.get(cityId) ?? new Set<number>();
+    const activeIds = new Set(active.map((ch) => ch.id));
+    for (const id of [...weekly]) {
+      if (!activeIds.has(id)) {
+        city.engine.removeAvoidance(changeAvoidanceId(id));
+        weekly.delete(id);
+      }
+    }
+    for (const ch of active) {
+      if (ch.kind === 'window' && ch.disruptionId === null && !weekly.has(ch.id)) this.apply(city, ch);
+    }
+    try {
+      this.applyWeighting(city);
+    } catch (err) {
+      this.log.error({ city: cityId }, `weighting not applied: ${(err as Error).message}`);
+    }
+    this.applyTurnBans(city);
+    this.syncDisruptions(cityId);
+  }
+
   /** Applies a stored change to a city's engine; the flag to record (null when applied whole). */
   private apply(city: LoadedCity, ch: RoadChangeRecord): string | null {
     this.version++;
@@ -303,6 +367,12 @@ export class RoadChanges {
               endMinute: s.end_minute,
             },
           });
+          let weekly = this.weekly.get(city.id);
+          if (!weekly) {
+            weekly = new Set();
+            this.weekly.set(city.id, weekly);
+          }
+          weekly.add(ch.id);
         }
         return missingFlag(missing, spec.way_ids.length);
       }
@@ -360,6 +430,16 @@ export class RoadChanges {
         else factor.set(a, (factor.get(a) ?? 1) * s.factor);
       }
     }
+    let state = this.arcState.get(city.id);
+    if (!state) {
+      state = new Map();
+      this.arcState.set(city.id, state);
+    }
+    for (const arc of wanted) {
+      if (closed.has(arc)) state.set(arc, 'closed');
+      else if (factor.has(arc)) state.set(arc, factor.get(arc) as number);
+      else state.delete(arc);
+    }
     city.engine.updateArcs(
       [...wanted].map((arc) =>
         closed.has(arc)
@@ -371,7 +451,6 @@ export class RoadChanges {
     );
   }
 
-  /** The city's own model with every active weighting change merged over it, oldest first. */
   /** Hands the engine every active turn ban of the city (it replaces the set it had). */
   private applyTurnBans(city: LoadedCity): void {
     const bans = [];
@@ -382,7 +461,11 @@ export class RoadChanges {
         bans.push({ fromWayId: s.from_way_id, viaNodeId: s.via_node_id, toWayId: s.to_way_id });
       }
     }
+    const json = JSON.stringify(bans);
+    // Unchanged (a re-sync): the engine keeps the set it has.
+    if (this.turnBansApplied.get(city.id) === json) return;
     city.engine.setTurnBans(bans);
+    this.turnBansApplied.set(city.id, json);
   }
 
   /** Whether one ban matches a turn of the graph (its ways still meet). */
@@ -393,12 +476,17 @@ export class RoadChanges {
     return city.engine.arcsOfWay(s.from_way_id).length > 0 && city.engine.arcsOfWay(s.to_way_id).length > 0;
   }
 
+  /** The city's own model with every active weighting change merged over it, oldest first. */
   private applyWeighting(city: LoadedCity): void {
     let model: unknown = JSON.parse(this.baseWeighting.get(city.id) ?? city.engine.weighting());
     for (const ch of this.repos.reports.changes({ city: city.id, status: 'active' })) {
       if (ch.kind === 'weighting') model = deepMerge(model, (ch.spec as { model: unknown }).model);
     }
-    city.engine.setWeighting(JSON.stringify(model));
+    const json = JSON.stringify(model);
+    // Unchanged (a re-sync): no new customization of the city's metrics.
+    if (this.weightingApplied.get(city.id) === json) return;
+    city.engine.setWeighting(json);
+    this.weightingApplied.set(city.id, json);
   }
 }
 

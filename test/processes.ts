@@ -1,0 +1,56 @@
+// Real server processes for tests of several processes behaving as one: the compiled server
+// (`quietway serve`, rebuilt from the current sources once per file) on free ports.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../server/src/config.js';
+
+/** Newest (or oldest) modification time of the files under `dir` ending with `ext`. */
+function mtimes(dir: string, ext: string): number[] {
+  return (fs.readdirSync(dir, { recursive: true }) as string[])
+    .filter((f) => f.endsWith(ext))
+    .map((f) => fs.statSync(path.join(dir, f)).mtimeMs);
+}
+
+/** Compiles the server so the processes run the current sources (skipped when the build is newer). */
+export function compileServer(): void {
+  const src = mtimes(path.join(PROJECT_ROOT, 'server', 'src'), '.ts');
+  const dist = fs.existsSync(path.join(PROJECT_ROOT, 'server', 'dist', 'cli.js'))
+    ? mtimes(path.join(PROJECT_ROOT, 'server', 'dist'), '.js')
+    : [];
+  if (dist.length > 0 && Math.max(...src) < Math.min(...dist)) return;
+  const tsc = path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const r = spawnSync(process.execPath, [tsc, '-p', path.join(PROJECT_ROOT, 'server', 'tsconfig.json')], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`tsc failed: ${r.stdout}${r.stderr}`);
+}
+
+export interface ServerProcess {
+  base: string;
+  proc: ChildProcess;
+  /** Everything it logged so far. */
+  output(): string;
+  stop(): void;
+}
+
+/** Starts `quietway serve` on a free port with `env` added; resolves with its base URL. */
+export function serve(env: Record<string, string>): Promise<ServerProcess> {
+  const proc = spawn(process.execPath, [path.join(PROJECT_ROOT, 'server', 'dist', 'cli.js'), 'serve'], {
+    env: { ...process.env, QUIETWAY_PORT: '0', QUIETWAY_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (b: Buffer) => {
+      out += b.toString();
+      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        resolve({ base: m[1] as string, proc, output: () => out, stop: () => proc.kill('SIGKILL') });
+      }
+    };
+    proc.stdout?.on('data', onData);
+    proc.stderr?.on('data', onData);
+    proc.on('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
+  });
+}
