@@ -1,6 +1,8 @@
 // What the Node benchmarks share: paths, the New York graph they run on, random points in Manhattan
 // below 42nd Street, and the machine description every results file carries.
 import { execFileSync, execSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -41,4 +43,42 @@ export function machine() {
     commit = execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
   } catch {}
   return { cpu: os.cpus()[0]?.model, cores: os.cpus().length, commit };
+}
+
+/**
+ * Serves the recorded Citi Bike feed (2,226 stations, GBFS 1.1) on a loopback port, with the discovery
+ * file the recording lacks; resolves to the server (its `gbfs.json` URL from `address().port`).
+ */
+export async function serveCitiBike() {
+  const feedDir = path.join(shared, 'gbfs/citibike-nyc-2024-10-02');
+  const gbfs = http.createServer((req, res) => {
+    const name = path.basename(new URL(req.url, 'http://x').pathname);
+    res.setHeader('content-type', 'application/json');
+    if (name === 'gbfs.json') {
+      const base = `http://127.0.0.1:${gbfs.address().port}`;
+      return res.end(
+        JSON.stringify({
+          last_updated: Math.floor(Date.now() / 1000),
+          ttl: 60,
+          version: '1.1',
+          data: {
+            en: {
+              feeds: ['station_information', 'station_status'].map((n) => ({
+                name: n,
+                url: `${base}/${n}.json`,
+              })),
+            },
+          },
+        }),
+      );
+    }
+    const file = path.join(feedDir, name);
+    if (!fs.existsSync(file)) {
+      res.statusCode = 404;
+      return res.end('{}');
+    }
+    res.end(fs.readFileSync(file));
+  });
+  await new Promise((r) => gbfs.listen(0, '127.0.0.1', r));
+  return gbfs;
 }

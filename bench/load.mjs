@@ -7,14 +7,13 @@
 // `node bench/load.mjs [--quick] [--connections N] [--seconds S]`
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { buildApp } from '../server/dist/app.js';
 import { issueKey } from '../server/dist/auth/keys.js';
 import { loadConfig } from '../server/dist/config.js';
-import { buildNycGraph, machine, manhattanPoints, root, shared } from './common.mjs';
+import { buildNycGraph, machine, manhattanPoints, root, serveCitiBike, shared } from './common.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -29,37 +28,8 @@ const connections = arg('--connections', 16 * os.cpus().length);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quietway-bench-load-'));
 buildNycGraph(path.join(dataDir, 'graphs'));
 
-// The recorded Citi Bike feed, with a discovery file (the recording has none).
-const feedDir = path.join(shared, 'gbfs/citibike-nyc-2024-10-02');
-const gbfs = http.createServer((req, res) => {
-  const name = path.basename(new URL(req.url, 'http://x').pathname);
-  res.setHeader('content-type', 'application/json');
-  if (name === 'gbfs.json') {
-    const base = `http://127.0.0.1:${gbfs.address().port}`;
-    return res.end(
-      JSON.stringify({
-        last_updated: Math.floor(Date.now() / 1000),
-        ttl: 60,
-        version: '1.1',
-        data: {
-          en: {
-            feeds: ['station_information', 'station_status'].map((n) => ({
-              name: n,
-              url: `${base}/${n}.json`,
-            })),
-          },
-        },
-      }),
-    );
-  }
-  const file = path.join(feedDir, name);
-  if (!fs.existsSync(file)) {
-    res.statusCode = 404;
-    return res.end('{}');
-  }
-  res.end(fs.readFileSync(file));
-});
-await new Promise((r) => gbfs.listen(0, '127.0.0.1', r));
+// The recorded Citi Bike feed on loopback.
+const gbfs = await serveCitiBike();
 
 const env = {
   ...process.env,

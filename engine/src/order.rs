@@ -171,6 +171,25 @@ impl Cell {
         }
     }
 
+    /// Each adjacency entry's reverse entry (`v → w` to `w → v`), for the max flows.
+    fn reverse_entries(&self) -> Vec<u32> {
+        let mut rev = vec![u32::MAX; self.adj.len()];
+        for v in 0..self.n() as u32 {
+            for i in self.first[v as usize]..self.first[v as usize + 1] {
+                let w = self.adj[i as usize];
+                if w > v {
+                    // Adjacency lists are sorted only by construction order, so search w's list.
+                    let j = (self.first[w as usize]..self.first[w as usize + 1])
+                        .find(|&j| self.adj[j as usize] == v && rev[j as usize] == u32::MAX)
+                        .expect("symmetric adjacency");
+                    rev[i as usize] = j;
+                    rev[j as usize] = i;
+                }
+            }
+        }
+        rev
+    }
+
     fn components(&self) -> Vec<Vec<u32>> {
         let n = self.n();
         let mut comp = vec![u32::MAX; n];
@@ -285,20 +304,7 @@ fn min_cut(cell: &Cell, dir: [f64; 2]) -> Cut {
     // whether a unit passes through node v (in(v) → out(v)).
     let mut flow = vec![0i32; cell.adj.len()];
     let mut node_flow = vec![false; n];
-    let mut rev = vec![u32::MAX; cell.adj.len()];
-    for v in 0..n as u32 {
-        for i in cell.first[v as usize]..cell.first[v as usize + 1] {
-            let w = cell.adj[i as usize];
-            if w > v {
-                // Adjacency lists are sorted only by construction order, so search w's list.
-                let j = (cell.first[w as usize]..cell.first[w as usize + 1])
-                    .find(|&j| cell.adj[j as usize] == v && rev[j as usize] == u32::MAX)
-                    .expect("symmetric adjacency");
-                rev[i as usize] = j;
-                rev[j as usize] = i;
-            }
-        }
-    }
+    let rev = cell.reverse_entries();
     // Search states: 2v = in(v), 2v + 1 = out(v). parent = (previous state, adjacency entry or
     // u32::MAX for the node's own in/out arc).
     let mut parent = vec![(u32::MAX, u32::MAX); 2 * n];
@@ -558,19 +564,7 @@ fn min_edge_cut(cell: &Cell, dir: [f64; 2]) -> (usize, Vec<u32>, Vec<u32>) {
     for &v in &by_proj[n - k..] {
         sink[v as usize] = true;
     }
-    let mut rev = vec![u32::MAX; cell.adj.len()];
-    for v in 0..n as u32 {
-        for i in cell.first[v as usize]..cell.first[v as usize + 1] {
-            let w = cell.adj[i as usize];
-            if w > v {
-                let j = (cell.first[w as usize]..cell.first[w as usize + 1])
-                    .find(|&j| cell.adj[j as usize] == v && rev[j as usize] == u32::MAX)
-                    .expect("symmetric adjacency");
-                rev[i as usize] = j;
-                rev[j as usize] = i;
-            }
-        }
-    }
+    let rev = cell.reverse_entries();
     // flow[i] ∈ {-1, 0, 1} on entry i (v → adj[i]); residual capacity 1 - flow[i].
     let mut flow = vec![0i8; cell.adj.len()];
     let mut parent = vec![u32::MAX; n];
