@@ -36,8 +36,8 @@ const FARRINGDON: [number, number] = [-0.109, 51.523];
 const LONDON_WALL: [number, number] = [-0.088, 51.516];
 // Old Slip to Pine Street along Water Street: both modes ride the same roads.
 const SAME = { origin: [-74.00886, 40.70392], destination: [-74.00706, 40.70579] };
-// Near the Hudson by the Battery Park City ramps: neither mode finds a way between them.
-const NONE = { origin: [-74.01275, 40.7125], destination: [-74.01137, 40.71333] };
+// From the East Village hole of the data (no road within the snap radius) to Union Square.
+const NONE = { origin: [-73.988, 40.733], destination: [-73.9903, 40.7359] };
 const FIXED = 'The most direct route as well as the quietest';
 
 describe('POST /explain-supersafe/ without context', () => {
