@@ -742,12 +742,8 @@ impl City {
     /// arc travelled, so a source seeds the arcs it starts on with the part still ahead, and a target
     /// takes back the part of its arc beyond the target point (from a common offset, as weights
     /// are unsigned).
-    pub fn leg(&self, q: &mut CchQuery, metric: &CityMetric, a: &Snap, b: &Snap) -> Option<Leg> {
-        self.leg_between(q, metric, std::slice::from_ref(a), std::slice::from_ref(b))
-            .map(|(leg, _, _)| leg)
-    }
-
-    /// A leg from any of the start candidates to any of the end candidates (see
+    ///
+    /// The start and end may each be several candidates (see
     /// [`City::snap_candidates`]): the search picks the pair, each candidate after the first paying
     /// for the metres it lies farther from the point than the first, at its own arc's rate. Returns
     /// the leg and the indices of the candidates it starts and ends at.
