@@ -82,3 +82,32 @@ export async function serveCitiBike() {
   await new Promise((r) => gbfs.listen(0, '127.0.0.1', r));
   return gbfs;
 }
+
+/**
+ * The environment of a benchmark server on loopback: its data folder, the recorded Citi Bike feed
+ * served by `gbfs` (see `serveCitiBike`), a random port, and limits out of the way (the load is far
+ * above a key's per-minute allowance and a client's connection cap: one load generator).
+ */
+export function benchServerEnv(dataDir, gbfs) {
+  return {
+    ...process.env,
+    QUIETWAY_DATA_DIR: dataDir,
+    QUIETWAY_HOST: '127.0.0.1',
+    QUIETWAY_PORT: String(20000 + Math.floor(Math.random() * 20000)),
+    QUIETWAY_LOG_LEVEL: 'silent',
+    QUIETWAY_SHARED_DATA_DIR: shared,
+    QUIETWAY_GBFS_SYSTEMS: JSON.stringify([
+      {
+        id: 'citibike',
+        city: 'nyc',
+        url: `http://127.0.0.1:${gbfs.address().port}/gbfs.json`,
+        name: 'Citi Bike',
+      },
+    ]),
+    QUIETWAY_RATE_LIMITS: JSON.stringify({
+      directions: { key: [1_000_000_000, 60] },
+      multimodal: { key: [1_000_000_000, 60] },
+    }),
+    QUIETWAY_MAX_CONNECTIONS_PER_CLIENT: '0',
+  };
+}

@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 import { buildApp } from '../server/dist/app.js';
 import { issueKey } from '../server/dist/auth/keys.js';
 import { loadConfig } from '../server/dist/config.js';
-import { buildNycGraph, machine, manhattanPoints, root, serveCitiBike, shared } from './common.mjs';
+import { benchServerEnv, buildNycGraph, machine, manhattanPoints, root, serveCitiBike } from './common.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -31,28 +31,7 @@ buildNycGraph(path.join(dataDir, 'graphs'));
 // The recorded Citi Bike feed on loopback.
 const gbfs = await serveCitiBike();
 
-const env = {
-  ...process.env,
-  QUIETWAY_DATA_DIR: dataDir,
-  QUIETWAY_HOST: '127.0.0.1',
-  QUIETWAY_PORT: String(20000 + Math.floor(Math.random() * 20000)),
-  QUIETWAY_LOG_LEVEL: 'silent',
-  QUIETWAY_SHARED_DATA_DIR: shared,
-  QUIETWAY_GBFS_SYSTEMS: JSON.stringify([
-    {
-      id: 'citibike',
-      city: 'nyc',
-      url: `http://127.0.0.1:${gbfs.address().port}/gbfs.json`,
-      name: 'Citi Bike',
-    },
-  ]),
-  // The load is far above a key's per-minute allowance and a client's connection cap.
-  QUIETWAY_RATE_LIMITS: JSON.stringify({
-    directions: { key: [1_000_000_000, 60] },
-    multimodal: { key: [1_000_000_000, 60] },
-  }),
-  QUIETWAY_MAX_CONNECTIONS_PER_CLIENT: '0',
-};
+const env = benchServerEnv(dataDir, gbfs);
 const config = loadConfig(env);
 // The key is written to the database before the server (a separate process) opens it.
 const setup = await buildApp({ config });

@@ -12,7 +12,7 @@ import autocannon from 'autocannon';
 import { buildApp } from '../server/dist/app.js';
 import { issueKey } from '../server/dist/auth/keys.js';
 import { loadConfig } from '../server/dist/config.js';
-import { buildNycGraph, machine, manhattanPoints, root, serveCitiBike, shared } from './common.mjs';
+import { benchServerEnv, buildNycGraph, machine, manhattanPoints, root, serveCitiBike } from './common.mjs';
 
 const quick = process.argv.includes('--quick');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quietway-bench-mm-'));
@@ -21,27 +21,7 @@ buildNycGraph(path.join(dataDir, 'graphs'));
 // The recorded Citi Bike feed on loopback.
 const gbfs = await serveCitiBike();
 
-const env = {
-  ...process.env,
-  QUIETWAY_DATA_DIR: dataDir,
-  QUIETWAY_HOST: '127.0.0.1',
-  QUIETWAY_PORT: String(20000 + Math.floor(Math.random() * 20000)),
-  QUIETWAY_LOG_LEVEL: 'silent',
-  QUIETWAY_SHARED_DATA_DIR: shared,
-  QUIETWAY_GBFS_SYSTEMS: JSON.stringify([
-    {
-      id: 'citibike',
-      city: 'nyc',
-      url: `http://127.0.0.1:${gbfs.address().port}/gbfs.json`,
-      name: 'Citi Bike',
-    },
-  ]),
-  // The benchmark sends far more than a key's per-minute allowance.
-  QUIETWAY_RATE_LIMITS: JSON.stringify({
-    directions: { key: [100_000_000, 60] },
-    multimodal: { key: [100_000_000, 60] },
-  }),
-};
+const env = benchServerEnv(dataDir, gbfs);
 const config = loadConfig(env);
 // The key is written to the database before the server (a separate process) opens it.
 const setup = await buildApp({ config });
