@@ -3,8 +3,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Server tests start real loopback servers and load native graphs; keep them in one process pool of 2.
+    // Server tests start real loopback servers and load native graphs, in forked processes. Two at a
+    // time: most of a test's time is spent waiting on child processes and sockets, so two files
+    // share the two cores of a CI machine well (vitest's default on two cores is one).
     pool: 'forks',
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },
