@@ -17,6 +17,9 @@ export interface Classified {
 }
 export interface Step {
   uturn: boolean;
+  /** Where the step's manoeuvre is, `[lon, lat]`, and the way's name. */
+  location?: number[];
+  name?: string;
   distance_m: number;
 }
 export interface Trip {

@@ -183,7 +183,12 @@ export function normalize(engine, body) {
     if (!r) return null;
     const steps = r.steps
       .filter((s) => s.maneuver.type !== 'Arrive')
-      .map((s) => ({ uturn: s.maneuver.type === 'U-turn', distance_m: s.distance }));
+      .map((s) => ({
+        uturn: s.maneuver.type === 'U-turn',
+        distance_m: s.distance,
+        location: s.maneuver.location,
+        name: s.name,
+      }));
     return { coords: r.geometry.coordinates, steps };
   }
   if (engine === 'osrm') {
@@ -193,7 +198,12 @@ export function normalize(engine, body) {
     for (const leg of r.legs) {
       for (const s of leg.steps) {
         if (s.maneuver.type === 'arrive') continue;
-        steps.push({ uturn: s.maneuver.modifier === 'uturn', distance_m: s.distance });
+        steps.push({
+          uturn: s.maneuver.modifier === 'uturn',
+          distance_m: s.distance,
+          location: s.maneuver.location,
+          name: s.name,
+        });
       }
     }
     return { coords: r.geometry.coordinates, steps };
@@ -208,7 +218,12 @@ export function normalize(engine, body) {
     coords.push(...(coords.length ? shape.slice(1) : shape));
     for (const m of leg.maneuvers) {
       if (m.type >= 4 && m.type <= 6) continue;
-      steps.push({ uturn: m.type === 12 || m.type === 13, distance_m: m.length * 1000 });
+      steps.push({
+        uturn: m.type === 12 || m.type === 13,
+        distance_m: m.length * 1000,
+        location: shape[m.begin_shape_index],
+        name: m.street_names?.[0] ?? '',
+      });
     }
   }
   return { coords, steps };

@@ -86,16 +86,16 @@ export function latencySvg(result) {
 }
 
 /**
- * Each engine and setting: the kilometres it rides over those of its engine's most direct route
- * (over the same trips) against its cut in bare major-road metres.
+ * Each engine and setting: the kilometres it rides over those of the common baseline (OSRM bicycle's
+ * route, on the trips every setting routes) against its cut in bare major-road metres from it.
  */
 export function tradeoffSvg(result) {
   const pts = Object.entries(result.routes).map(([id, r]) => ({
     id,
     label: r.label,
     engine: id.split('_')[0],
-    cut: r.bare_major_cut * 100,
-    detour: r.length_over_direct_total,
+    cut: r.common.bare_major_cut * 100,
+    detour: r.common.length_over_baseline_total,
   }));
   const maxCut = Math.ceil(Math.max(60, ...pts.map((p) => p.cut)) / 10) * 10;
   const minCut = Math.floor(Math.min(0, ...pts.map((p) => p.cut)) / 10) * 10;
@@ -111,7 +111,7 @@ export function tradeoffSvg(result) {
     const d = i / 50;
     body += `<line x1="${M.left}" y1="${y(d)}" x2="${W - M.right}" y2="${y(d)}" stroke="#ddd"/><text x="${M.left - 6}" y="${y(d) + 4}" text-anchor="end">${d.toFixed(2)}</text>\n`;
   }
-  // Labels of points that lie together (every engine's most direct setting sits at 0 %, 1.00) are
+  // Labels of points that lie together are
   // stacked upwards rather than drawn over each other.
   const placed = [];
   for (const p of pts) {
@@ -126,8 +126,8 @@ export function tradeoffSvg(result) {
   }
   return frame(
     'Detour against the cut in bare major-road metres',
-    'cut in metres on trunk/primary/secondary roads with no bike lane or track',
-    'km ridden / km of the engine’s most direct',
+    'cut in metres on trunk/primary/secondary roads with no bike lane or track, against OSRM bicycle’s route',
+    'km ridden / km of OSRM bicycle’s route (same trips)',
     body,
   );
 }

@@ -81,7 +81,7 @@ describe('normalize', () => {
     ]);
   });
 
-  it('leaves out the arrival and counts U-turns in each engine’s own words', () => {
+  it('leaves out the arrival and counts U-turns in each engine’s own words, with where they are', () => {
     const q = normalize('quietway', {
       route: {
         geometry: {
@@ -91,15 +91,15 @@ describe('normalize', () => {
           ],
         },
         steps: [
-          { maneuver: { type: 'Start' }, distance: 100 },
-          { maneuver: { type: 'U-turn' }, distance: 10 },
-          { maneuver: { type: 'Arrive' }, distance: 0 },
+          { maneuver: { type: 'Start', location: [0, 0] }, distance: 100, name: 'A Street' },
+          { maneuver: { type: 'U-turn', location: [0, 1] }, distance: 10, name: 'A Street' },
+          { maneuver: { type: 'Arrive', location: [0, 0.9] }, distance: 0, name: '' },
         ],
       },
     });
     expect(q?.steps).toEqual([
-      { uturn: false, distance_m: 100 },
-      { uturn: true, distance_m: 10 },
+      { uturn: false, distance_m: 100, location: [0, 0], name: 'A Street' },
+      { uturn: true, distance_m: 10, location: [0, 1], name: 'A Street' },
     ]);
     const o = normalize('osrm', {
       code: 'Ok',
@@ -114,8 +114,12 @@ describe('normalize', () => {
           legs: [
             {
               steps: [
-                { maneuver: { type: 'depart' }, distance: 50 },
-                { maneuver: { type: 'continue', modifier: 'uturn' }, distance: 20 },
+                { maneuver: { type: 'depart', location: [0, 0] }, distance: 50, name: 'B Avenue' },
+                {
+                  maneuver: { type: 'continue', modifier: 'uturn', location: [0, 1] },
+                  distance: 20,
+                  name: '',
+                },
                 { maneuver: { type: 'arrive' }, distance: 0 },
               ],
             },
@@ -124,6 +128,7 @@ describe('normalize', () => {
       ],
     });
     expect(o?.steps.map((s) => s.uturn)).toEqual([false, true]);
+    expect(o?.steps[1]?.location).toEqual([0, 1]);
     const v = normalize('valhalla', {
       trip: {
         status: 0,
@@ -131,17 +136,17 @@ describe('normalize', () => {
           {
             shape: '_p~iF~ps|U_ulLnnqC',
             maneuvers: [
-              { type: 1, length: 0.2 },
-              { type: 13, length: 0.01 },
-              { type: 4, length: 0 },
+              { type: 1, length: 0.2, begin_shape_index: 0, street_names: ['C Road'] },
+              { type: 13, length: 0.01, begin_shape_index: 1 },
+              { type: 4, length: 0, begin_shape_index: 1 },
             ],
           },
         ],
       },
     });
     expect(v?.steps).toEqual([
-      { uturn: false, distance_m: 200 },
-      { uturn: true, distance_m: 10 },
+      { uturn: false, distance_m: 200, location: [-12.02, 3.85], name: 'C Road' },
+      { uturn: true, distance_m: 10, location: [-12.095, 4.07], name: '' },
     ]);
     expect(normalize('osrm', { code: 'NoRoute' })).toBeNull();
     expect(normalize('quietway', { route: null })).toBeNull();
