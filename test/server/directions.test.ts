@@ -274,6 +274,23 @@ describe('POST /directions/v2/', () => {
     });
     expect(outside.statusCode).toBe(400);
     expect(outside.json().code).toBe('CROSS_CITY_ROUTE');
+    // The borough boundary is clipped to the shoreline: a pier on the Hudson River Greenway lies
+    // just outside it and is still routed; Jersey City, across the river, is not New York.
+    const pier = await post({
+      coordinates: [
+        [-74.0159, 40.7214],
+        [-74.0089, 40.70797],
+      ],
+    });
+    expect(pier.statusCode, pier.body).toBe(200);
+    const jersey = await post({
+      coordinates: [
+        [-74.045, 40.72],
+        [-74.0089, 40.70797],
+      ],
+    });
+    expect(jersey.statusCode).toBe(400);
+    expect(jersey.json().code).toBe('CROSS_CITY_ROUTE');
     // Chicago is a configured city, but no Chicago graph is loaded here.
     const chicago = await post({
       coordinates: [

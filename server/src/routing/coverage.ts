@@ -66,6 +66,44 @@ export function contains(a: CoverageArea, [x, y]: [number, number]): boolean {
   return inside;
 }
 
+/**
+ * Whether the point lies inside the area or within `marginM` metres of its boundary. Boundary files
+ * clipped to the shoreline leave piers and waterfront paths just outside; routing accepts them.
+ */
+export function containsWithin(a: CoverageArea, p: [number, number], marginM: number): boolean {
+  if (contains(a, p)) return true;
+  if (marginM <= 0) return false;
+  const [x, y] = p;
+  const [minX, minY, maxX, maxY] = a.bbox;
+  const kx = 111_320 * Math.cos((y * Math.PI) / 180);
+  const ky = 110_540;
+  const dy = marginM / ky;
+  const dx = marginM / Math.max(kx, 1);
+  if (x < minX - dx || x > maxX + dx || y < minY - dy || y > maxY + dy) return false;
+  const h = (maxY - minY) / BANDS || 1;
+  const lo = Math.max(0, Math.floor((y - dy - minY) / h));
+  const hi = Math.min(BANDS - 1, Math.floor((y + dy - minY) / h));
+  const m2 = marginM * marginM;
+  for (let b = lo; b <= hi; b++) {
+    const band = a.bands[b] as Float64Array;
+    for (let k = 0; k < band.length; k += 4) {
+      // The point's distance to the edge, in metres on a local plane.
+      const ax = ((band[k] as number) - x) * kx;
+      const ay = ((band[k + 1] as number) - y) * ky;
+      const bx = ((band[k + 2] as number) - x) * kx;
+      const by = ((band[k + 3] as number) - y) * ky;
+      const ex = bx - ax;
+      const ey = by - ay;
+      const len2 = ex * ex + ey * ey;
+      const t = len2 > 0 ? Math.min(1, Math.max(0, -(ax * ex + ay * ey) / len2)) : 0;
+      const cx = ax + t * ex;
+      const cy = ay + t * ey;
+      if (cx * cx + cy * cy <= m2) return true;
+    }
+  }
+  return false;
+}
+
 /** Polygons of a GeoJSON FeatureCollection, Feature or geometry (Polygon / MultiPolygon). */
 export function geojsonPolygons(json: unknown): Polygon[] {
   const out: Polygon[] = [];

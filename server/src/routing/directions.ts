@@ -5,7 +5,7 @@ import type { RouteInput, RouteJsonOutput } from '../../../addon/index.js';
 import type { Disruption, Repositories } from '../db/repositories.js';
 import { HttpError } from '../errors.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
-import { contains } from './coverage.js';
+import { contains, containsWithin } from './coverage.js';
 import {
   checkSnapRadius,
   noRouteWaypoints,
@@ -57,10 +57,22 @@ export interface PlannedRoute {
 
 export const CROSS_CITY = 'CROSS_CITY_ROUTE';
 
+/**
+ * How far outside a city's coverage polygon a waypoint may lie and still be routed in that city:
+ * the boundary files are clipped to the shoreline, which leaves piers and waterfront paths outside.
+ */
+export const COVERAGE_SHORE_MARGIN_M = 300;
+
 /** The loaded city that covers every waypoint; 400 CROSS_CITY_ROUTE or 503 otherwise. */
 export function cityFor(engine: EngineService, points: [number, number][]): LoadedCity {
   for (const c of engine.cities()) {
     if (points.every((p) => c.coverage.some((a) => contains(a, p)))) return c;
+  }
+  // A point just off a boundary clipped to the shore (a pier, a waterfront path) still counts.
+  for (const c of engine.cities()) {
+    if (points.every((p) => c.coverage.some((a) => containsWithin(a, p, COVERAGE_SHORE_MARGIN_M)))) {
+      return c;
+    }
   }
   // Inside a configured city whose graph is not loaded: an outage, not a coverage problem.
   const known = engine.configured.find((a) => points.every((p) => contains(a, p)));
