@@ -1,5 +1,5 @@
-// Uploads: multipart parsing with a size limit, the storage backend (local folder by default), and
-// the public file route of the local backend.
+// Uploads: multipart parsing with a size limit, the storage backend (local folder by default, an
+// S3-compatible bucket when QUIETWAY_S3_BUCKET is set), and the public file route of the local backend.
 import path from 'node:path';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import { HttpError } from '../errors.js';
 import type { StorageBackend } from '../storage/index.js';
 import { LocalStorage } from '../storage/local.js';
+import { S3Storage } from '../storage/s3.js';
 import type { UploadLimits } from '../storage/uploads.js';
 
 declare module 'fastify' {
@@ -30,7 +31,11 @@ export default fp(
       maxRequestBytes: config.limits.maxUploadBytes,
       maxPerUser: config.limits.maxUploadsPerUser,
     });
-    const backend = storage ?? new LocalStorage(path.join(config.dataDir, 'storage'), config.publicUrl);
+    const backend: StorageBackend =
+      storage ??
+      (config.s3
+        ? new S3Storage(config.s3)
+        : new LocalStorage(path.join(config.dataDir, 'storage'), config.publicUrl));
     app.decorate('storage', backend);
     // Left-overs of killed or failed uploads, at start and then periodically. Anything younger than
     // the grace period may be an upload in progress.
@@ -40,8 +45,9 @@ export default fp(
       try {
         const refs = new Set<string>();
         for (const r of app.repos.platform.storageReferences()) {
+          const key = backend.keyFromUrl?.(r);
           const at = r.indexOf(PUBLIC_PATH);
-          refs.add(at >= 0 ? r.slice(at + PUBLIC_PATH.length) : r);
+          refs.add(key ?? (at >= 0 ? r.slice(at + PUBLIC_PATH.length) : r));
         }
         const removed = await backend.sweep((key) => refs.has(key), sweepGraceMs);
         if (removed.tmp + removed.orphans > 0) app.log.info(removed, 'removed left-over upload files');
@@ -57,7 +63,10 @@ export default fp(
         timer.unref();
       }
     });
-    app.addHook('onClose', async () => clearInterval(timer));
+    app.addHook('onClose', async () => {
+      clearInterval(timer);
+      backend.close?.();
+    });
 
     app.get(
       '/storage/v1/object/public/*',

@@ -1,0 +1,178 @@
+// The S3-compatible storage backend (AWS S3, MinIO, SeaweedFS, Garage, Ceph RGW, …): objects under
+// their key in one bucket, public URLs under QUIETWAY_S3_PUBLIC_URL (by default the endpoint and
+// bucket, path-style). Streams go up as multipart uploads (@aws-sdk/lib-storage) that are aborted
+// when the stream fails, so a failed or cut-off upload leaves no object and no stored parts.
+
+import type { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectCommand,
+  HeadBucketCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+  paginateListObjectsV2,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { StorageBackend } from './index.js';
+
+export interface S3Settings {
+  /** e.g. `http://127.0.0.1:9000`; null: AWS S3 itself (virtual-hosted addressing). */
+  endpoint: string | null;
+  bucket: string;
+  region: string;
+  /** Both or neither; neither: the AWS SDK's default chain (AWS_* variables, instance roles). */
+  accessKeyId: string | null;
+  secretAccessKey: string | null;
+  /** Base of the public URLs handed out; an object's URL is this plus `/` and its key. */
+  publicUrl: string;
+}
+
+/** The default public URL base: path-style under a custom endpoint, virtual-hosted on AWS. */
+export function defaultS3PublicUrl(endpoint: string | null, bucket: string, region: string): string {
+  return endpoint
+    ? `${endpoint.replace(/\/+$/, '')}/${encodeURIComponent(bucket)}`
+    : `https://${bucket}.s3.${region}.amazonaws.com`;
+}
+
+/** Parts of a streamed upload (S3's smallest part but the last). */
+const PART_BYTES = 5 * 1024 * 1024;
+
+export class S3Storage implements StorageBackend {
+  readonly kind = 's3' as const;
+  private readonly client: S3Client;
+  private readonly base: string;
+
+  constructor(private readonly s: S3Settings) {
+    this.client = new S3Client({
+      region: s.region,
+      ...(s.endpoint ? { endpoint: s.endpoint, forcePathStyle: true } : {}),
+      ...(s.accessKeyId && s.secretAccessKey
+        ? { credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } }
+        : {}),
+      // Self-hosted servers do not all know the SDK's newer default checksums; send them only where
+      // S3 requires one.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      maxAttempts: 3,
+    });
+    this.base = s.publicUrl.replace(/\/+$/, '');
+  }
+
+  private check(key: string): string {
+    if (!key || key.startsWith('/') || key.split('/').some((p) => p === '' || p === '.' || p === '..')) {
+      throw new Error(`bad storage key ${JSON.stringify(key)}`);
+    }
+    return key;
+  }
+
+  url(key: string): string {
+    return `${this.base}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  }
+
+  async put(key: string, data: Buffer | Readable, contentType: string): Promise<string> {
+    const Key = this.check(key);
+    const params = { Bucket: this.s.bucket, Key, ContentType: contentType };
+    if (Buffer.isBuffer(data)) {
+      await this.client.send(new PutObjectCommand({ ...params, Body: data, ContentLength: data.length }));
+    } else {
+      // A stream shorter than one part goes up as one PutObject once it has ended (a stream that
+      // fails first sends nothing); a longer one as a multipart upload, aborted on failure.
+      const upload = new Upload({
+        client: this.client,
+        params: { ...params, Body: data },
+        partSize: PART_BYTES,
+        queueSize: 2,
+        leavePartsOnError: false,
+      });
+      // A stream that errors or is destroyed fails done() only after lib-storage has aborted its
+      // multipart upload (leavePartsOnError: false).
+      try {
+        await upload.done();
+      } catch (err) {
+        await this.cleanUp(Key);
+        throw err;
+      }
+    }
+    return this.url(Key);
+  }
+
+  /**
+   * What a failed upload of `key` may have left when lib-storage's own abort did not get through:
+   * an open multipart upload, or the object (the key is new, so it is the failed upload's).
+   */
+  private async cleanUp(Key: string): Promise<void> {
+    const Bucket = this.s.bucket;
+    try {
+      const open = await this.client.send(new ListMultipartUploadsCommand({ Bucket, Prefix: Key }));
+      for (const u of open.Uploads ?? []) {
+        if (u.Key === Key && u.UploadId) {
+          await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: u.UploadId }));
+        }
+      }
+      await this.client.send(new DeleteObjectCommand({ Bucket, Key }));
+    } catch {
+      // The sweep removes what is still there later.
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    // S3 answers a missing key with success too.
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.check(key) }));
+  }
+
+  /** The key of one of our public URLs (for the sweep: records hold URLs), else null. */
+  keyFromUrl(url: string): string | null {
+    if (!url.startsWith(`${this.base}/`)) return null;
+    try {
+      return url
+        .slice(this.base.length + 1)
+        .split('/')
+        .map(decodeURIComponent)
+        .join('/');
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Deletes objects no record points to and aborts multipart uploads a killed process left open
+   * (counted as `tmp`), both only when older than `olderThanMs`.
+   */
+  async sweep(
+    isReferenced: (key: string) => boolean,
+    olderThanMs: number,
+  ): Promise<{ tmp: number; orphans: number }> {
+    const before = Date.now() - olderThanMs;
+    const removed = { tmp: 0, orphans: 0 };
+    const Bucket = this.s.bucket;
+    for await (const page of paginateListObjectsV2({ client: this.client }, { Bucket })) {
+      for (const o of page.Contents ?? []) {
+        if (!o.Key || !o.LastModified || o.LastModified.getTime() > before || isReferenced(o.Key)) continue;
+        await this.client.send(new DeleteObjectCommand({ Bucket, Key: o.Key }));
+        removed.orphans += 1;
+      }
+    }
+    let marker: { KeyMarker?: string; UploadIdMarker?: string } = {};
+    for (;;) {
+      const page = await this.client.send(new ListMultipartUploadsCommand({ Bucket, ...marker }));
+      for (const u of page.Uploads ?? []) {
+        if (!u.Key || !u.UploadId || !u.Initiated || u.Initiated.getTime() > before) continue;
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key: u.Key, UploadId: u.UploadId }));
+        removed.tmp += 1;
+      }
+      if (!page.IsTruncated || (!page.NextKeyMarker && !page.NextUploadIdMarker)) break;
+      marker = { KeyMarker: page.NextKeyMarker, UploadIdMarker: page.NextUploadIdMarker };
+    }
+    return removed;
+  }
+
+  /** Throws when the bucket cannot be reached with these settings. */
+  async checkBucket(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.s.bucket }));
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
