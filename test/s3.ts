@@ -2,10 +2,12 @@
 // `go install` from the Go module proxy into .cache/go-bin/ (ignored by git; reused once built),
 // started on a free loopback port with its buckets in a temporary folder, and stopped by the caller.
 // A test that needs it fails rather than skips when it cannot be built. Why gofakes3 and not MinIO:
-// README.md "Image storage".
+// README.md "Test". QUIETWAY_TEST_MINIO=<path of a minio binary> runs the same tests against MinIO
+// instead (which, unlike gofakes3, checks request signatures).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { CreateBucketCommand, PutBucketPolicyCommand, S3Client } from '@aws-sdk/client-s3';
 import { PROJECT_ROOT } from '../server/src/config.js';
 import { tempDir } from './helpers.js';
 import { freePort } from './redis.js';
@@ -54,8 +56,107 @@ export interface TestS3 {
   stop(): void;
 }
 
+/** Waits until `url` answers 2xx, or the process exits, or 15 s pass. */
+async function waitUp(proc: ChildProcess, url: string, what: string, output: () => string): Promise<void> {
+  const exited = new Promise<never>((_, reject) =>
+    proc.once('exit', (code) => reject(new Error(`${what} exited (${code}): ${output()}`))),
+  );
+  exited.catch(() => {});
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const up = await Promise.race([
+      fetch(url)
+        .then((r) => r.ok)
+        .catch(() => false),
+      exited,
+    ]);
+    if (up) return;
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`${what} did not start: ${output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function collect(proc: ChildProcess): () => string {
+  let out = '';
+  const add = (b: Buffer) => {
+    out = (out + b.toString()).slice(-4000);
+  };
+  proc.stdout?.on('data', add);
+  proc.stderr?.on('data', add);
+  return () => out;
+}
+
+const CREDENTIALS = { accessKeyId: 'quietway-test', secretAccessKey: 'quietway-test-secret' };
+
+function testS3(endpoint: string, bucket: string, proc: ChildProcess, dir: string): TestS3 {
+  return {
+    endpoint,
+    bucket,
+    env: {
+      QUIETWAY_S3_ENDPOINT: endpoint,
+      QUIETWAY_S3_BUCKET: bucket,
+      QUIETWAY_S3_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+      QUIETWAY_S3_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+    },
+    stop: () => {
+      proc.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** MinIO from a binary the caller built, with a bucket that anyone may read (as the docs advise). */
+async function startMinio(bin: string, bucket: string): Promise<TestS3> {
+  const port = await freePort();
+  const dir = tempDir('quietway-minio-');
+  const endpoint = `http://127.0.0.1:${port}`;
+  const proc = spawn(bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--quiet'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      MINIO_ROOT_USER: CREDENTIALS.accessKeyId,
+      MINIO_ROOT_PASSWORD: CREDENTIALS.secretAccessKey,
+      MINIO_BROWSER: 'off',
+    },
+  });
+  await waitUp(proc, `${endpoint}/minio/health/live`, 'minio', collect(proc));
+  const client = new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: CREDENTIALS,
+  });
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    await client.send(
+      new PutBucketPolicyCommand({
+        Bucket: bucket,
+        Policy: JSON.stringify({
+          Version: '2012-10-17',
+          Statement: [
+            {
+              Effect: 'Allow',
+              Principal: '*',
+              Action: ['s3:GetObject'],
+              Resource: [`arn:aws:s3:::${bucket}/*`],
+            },
+          ],
+        }),
+      }),
+    );
+  } finally {
+    client.destroy();
+  }
+  return testS3(endpoint, bucket, proc, dir);
+}
+
 /** Starts a throw-away S3 server with one bucket; resolves once it answers. */
 export async function startS3(bucket = 'quietway-test'): Promise<TestS3> {
+  const minio = process.env.QUIETWAY_TEST_MINIO;
+  if (minio) return startMinio(minio, bucket);
   const bin = ensureGofakes3();
   const port = await freePort();
   const dir = tempDir('quietway-s3-');
@@ -75,45 +176,7 @@ export async function startS3(bucket = 'quietway-test'): Promise<TestS3> {
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let out = '';
-  proc.stdout?.on('data', (b: Buffer) => {
-    out += b.toString();
-  });
-  proc.stderr?.on('data', (b: Buffer) => {
-    out += b.toString();
-  });
-  const exited = new Promise<never>((_, reject) =>
-    proc.once('exit', (code) => reject(new Error(`gofakes3 exited (${code}): ${out}`))),
-  );
-  exited.catch(() => {});
   const endpoint = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const up = await Promise.race([
-      fetch(`${endpoint}/${bucket}?list-type=2`)
-        .then((r) => r.ok)
-        .catch(() => false),
-      exited,
-    ]);
-    if (up) break;
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`gofakes3 did not start: ${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    endpoint,
-    bucket,
-    env: {
-      QUIETWAY_S3_ENDPOINT: endpoint,
-      QUIETWAY_S3_BUCKET: bucket,
-      QUIETWAY_S3_ACCESS_KEY_ID: 'quietway-test',
-      QUIETWAY_S3_SECRET_ACCESS_KEY: 'quietway-test-secret',
-    },
-    stop: () => {
-      proc.kill('SIGKILL');
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  await waitUp(proc, `${endpoint}/${bucket}?list-type=2`, 'gofakes3', collect(proc));
+  return testS3(endpoint, bucket, proc, dir);
 }
