@@ -15,6 +15,11 @@ declare module 'fastify' {
   interface FastifyInstance {
     storage: StorageBackend;
     uploadLimits: UploadLimits;
+    /**
+     * Removes left-overs of failed uploads older than `olderThanMs` (by default the grace period
+     * below); what the periodic sweep runs.
+     */
+    sweepStorage(olderThanMs?: number): Promise<{ tmp: number; orphans: number }>;
   }
 }
 
@@ -40,16 +45,22 @@ export default fp(
     // Left-overs of killed or failed uploads, at start and then periodically. Anything younger than
     // the grace period may be an upload in progress.
     const sweepGraceMs = Math.max(10 * 60_000, 2 * config.limits.requestTimeoutMs);
+    const sweepStorage = async (olderThanMs = sweepGraceMs) => {
+      if (!backend.sweep) return { tmp: 0, orphans: 0 };
+      // Records hold public URLs (and event images their keys too): the backend's own URLs, or the
+      // local backend's, which stay referenced after a switch to S3.
+      const refs = new Set<string>();
+      for (const r of app.repos.platform.storageReferences()) {
+        const key = backend.keyFromUrl?.(r);
+        const at = r.indexOf(PUBLIC_PATH);
+        refs.add(key ?? (at >= 0 ? r.slice(at + PUBLIC_PATH.length) : r));
+      }
+      return backend.sweep((key) => refs.has(key), olderThanMs);
+    };
+    app.decorate('sweepStorage', sweepStorage);
     const sweep = async () => {
-      if (!backend.sweep) return;
       try {
-        const refs = new Set<string>();
-        for (const r of app.repos.platform.storageReferences()) {
-          const key = backend.keyFromUrl?.(r);
-          const at = r.indexOf(PUBLIC_PATH);
-          refs.add(key ?? (at >= 0 ? r.slice(at + PUBLIC_PATH.length) : r));
-        }
-        const removed = await backend.sweep((key) => refs.has(key), sweepGraceMs);
+        const removed = await sweepStorage();
         if (removed.tmp + removed.orphans > 0) app.log.info(removed, 'removed left-over upload files');
       } catch (err) {
         app.log.warn({ err }, 'sweeping left-over upload files failed');
