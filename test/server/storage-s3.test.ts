@@ -14,9 +14,10 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
-import type { Config } from '../../server/src/config.js';
+import { type Config, ConfigError, loadConfig } from '../../server/src/config.js';
 import { S3Storage } from '../../server/src/storage/s3.js';
 import { testConfig } from '../helpers.js';
+import { freePort } from '../redis.js';
 import { startS3, type TestS3 } from '../s3.js';
 
 const MB = 1024 * 1024;
@@ -288,5 +289,81 @@ describe('uploads into S3 through the API', () => {
   it('GET /health/ says the images go to S3', async () => {
     const res = await app.inject({ method: 'GET', url: '/health/' });
     expect(res.json().storage.images).toBe('s3');
+  });
+});
+
+describe('S3 configuration and failures', () => {
+  it('is checked at start: the bucket goes with the other settings, keys go in pairs', () => {
+    expect(() => loadConfig({ QUIETWAY_S3_ENDPOINT: 'http://127.0.0.1:9000' })).toThrow(ConfigError);
+    expect(() => loadConfig({ QUIETWAY_S3_BUCKET: 'b-1', QUIETWAY_S3_ACCESS_KEY_ID: 'k' })).toThrow(
+      /go together/,
+    );
+    expect(() => loadConfig({ QUIETWAY_S3_BUCKET: 'Not_A_Bucket' })).toThrow(/QUIETWAY_S3_BUCKET/);
+    const c = loadConfig({ QUIETWAY_S3_BUCKET: 'photos', QUIETWAY_S3_ENDPOINT: 'http://s3.local:9000/' });
+    expect(c.s3).toMatchObject({
+      endpoint: 'http://s3.local:9000',
+      publicUrl: 'http://s3.local:9000/photos',
+    });
+    expect(loadConfig({ QUIETWAY_S3_BUCKET: 'photos', QUIETWAY_S3_REGION: 'eu-west-1' }).s3?.publicUrl).toBe(
+      'https://photos.s3.eu-west-1.amazonaws.com',
+    );
+    expect(
+      loadConfig({
+        QUIETWAY_S3_BUCKET: 'photos',
+        QUIETWAY_S3_ENDPOINT: 'http://s3.local:9000',
+        QUIETWAY_S3_PUBLIC_URL: 'https://img.example.org/',
+      }).s3?.publicUrl,
+    ).toBe('https://img.example.org');
+    expect(loadConfig({}).s3).toBeNull();
+  });
+
+  it('a bucket that is missing or unreachable answers 503 Storage unavailable, not 500', async () => {
+    const unreachable = `http://127.0.0.1:${await freePort()}`;
+    for (const env of [
+      { ...s3.env, QUIETWAY_S3_BUCKET: 'no-such-bucket' },
+      { ...s3.env, QUIETWAY_S3_ENDPOINT: unreachable },
+    ]) {
+      const app = await buildApp({ config: testConfig(env) });
+      try {
+        const signup = await app.inject({
+          method: 'POST',
+          url: '/auth/v1/signup',
+          payload: { email: 'down@example.org', password: 'correct horse battery', name: 'Down' },
+        });
+        const boundary = '----quietway-s3-down';
+        const started = Date.now();
+        const res = await app.inject({
+          method: 'POST',
+          url: '/user/upload-photo/',
+          headers: {
+            authorization: `Bearer ${signup.json().access_token}`,
+            'content-type': `multipart/form-data; boundary=${boundary}`,
+          },
+          payload: Buffer.concat([
+            Buffer.from(
+              `--${boundary}\r\nContent-Disposition: form-data; name="photo"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`,
+            ),
+            png(4096, 11),
+            Buffer.from(`\r\n--${boundary}--\r\n`),
+          ]),
+        });
+        expect(res.statusCode).toBe(503);
+        expect(res.json()).toEqual({
+          error: 'Storage unavailable',
+          details: 'The image store cannot be reached right now; try again later.',
+        });
+        expect(res.headers['retry-after']).toBe('30');
+        expect(Date.now() - started).toBeLessThan(10_000);
+        // The profile is unchanged.
+        const me = await app.inject({
+          method: 'GET',
+          url: '/user/',
+          headers: { authorization: `Bearer ${signup.json().access_token}` },
+        });
+        expect(me.json().image_url ?? null).toBeNull();
+      } finally {
+        await app.close();
+      }
+    }
   });
 });

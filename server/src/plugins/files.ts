@@ -39,7 +39,7 @@ export default fp(
     const backend: StorageBackend =
       storage ??
       (config.s3
-        ? new S3Storage(config.s3)
+        ? new S3Storage(config.s3, (err) => app.log.error({ err }, 'the S3 image store failed'))
         : new LocalStorage(path.join(config.dataDir, 'storage'), config.publicUrl));
     app.decorate('storage', backend);
     // Left-overs of killed or failed uploads, at start and then periodically. Anything younger than

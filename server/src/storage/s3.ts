@@ -7,13 +7,13 @@ import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
-  HeadBucketCommand,
   ListMultipartUploadsCommand,
   PutObjectCommand,
   paginateListObjectsV2,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { HttpError } from '../errors.js';
 import type { StorageBackend } from './index.js';
 
 export interface S3Settings {
@@ -43,7 +43,13 @@ export class S3Storage implements StorageBackend {
   private readonly client: S3Client;
   private readonly base: string;
 
-  constructor(private readonly s: S3Settings) {
+  /**
+   * `onError` hears why the bucket failed (the client gets 503 `Storage unavailable`).
+   */
+  constructor(
+    private readonly s: S3Settings,
+    private readonly onError?: (err: unknown) => void,
+  ) {
     this.client = new S3Client({
       region: s.region,
       ...(s.endpoint ? { endpoint: s.endpoint, forcePathStyle: true } : {}),
@@ -74,27 +80,59 @@ export class S3Storage implements StorageBackend {
     const Key = this.check(key);
     const params = { Bucket: this.s.bucket, Key, ContentType: contentType };
     if (Buffer.isBuffer(data)) {
-      await this.client.send(new PutObjectCommand({ ...params, Body: data, ContentLength: data.length }));
-    } else {
-      // A stream shorter than one part goes up as one PutObject once it has ended (a stream that
-      // fails first sends nothing); a longer one as a multipart upload, aborted on failure.
-      const upload = new Upload({
-        client: this.client,
-        params: { ...params, Body: data },
-        partSize: PART_BYTES,
-        queueSize: 2,
-        leavePartsOnError: false,
-      });
-      // A stream that errors or is destroyed fails done() only after lib-storage has aborted its
-      // multipart upload (leavePartsOnError: false).
       try {
-        await upload.done();
+        await this.client.send(new PutObjectCommand({ ...params, Body: data, ContentLength: data.length }));
       } catch (err) {
-        await this.cleanUp(Key);
-        throw err;
+        throw this.unavailable(err);
       }
+      return this.url(Key);
+    }
+    // Whether a failure is the stream's (the client, a size cap) or the bucket's.
+    let streamFailed = false;
+    const failed = () => {
+      streamFailed = true;
+    };
+    const closed = () => {
+      if (!data.readableEnded) streamFailed = true;
+    };
+    data.once('error', failed);
+    data.once('close', closed);
+    // A stream shorter than one part goes up as one PutObject once it has ended (a stream that
+    // fails first sends nothing); a longer one as a multipart upload. A stream that errors or is
+    // destroyed fails done() only after lib-storage has aborted its multipart upload
+    // (leavePartsOnError: false).
+    const upload = new Upload({
+      client: this.client,
+      params: { ...params, Body: data },
+      partSize: PART_BYTES,
+      queueSize: 2,
+      leavePartsOnError: false,
+    });
+    try {
+      await upload.done();
+    } catch (err) {
+      await this.cleanUp(Key);
+      if (streamFailed || err instanceof HttpError) throw err;
+      // The bucket failed: stop reading what is left of the stream.
+      data.destroy();
+      throw this.unavailable(err);
+    } finally {
+      data.off('error', failed);
+      data.off('close', closed);
     }
     return this.url(Key);
+  }
+
+  /** 503 for a bucket that cannot be reached or refuses (the cause goes to the log). */
+  private unavailable(err: unknown): HttpError {
+    this.onError?.(err);
+    return new HttpError(
+      503,
+      'Storage unavailable',
+      'The image store cannot be reached right now; try again later.',
+      {},
+      { 'Retry-After': '30' },
+    );
   }
 
   /**
@@ -117,8 +155,13 @@ export class S3Storage implements StorageBackend {
   }
 
   async delete(key: string): Promise<void> {
-    // S3 answers a missing key with success too.
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.check(key) }));
+    const Key = this.check(key);
+    try {
+      // S3 answers a missing key with success too.
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key }));
+    } catch (err) {
+      throw this.unavailable(err);
+    }
   }
 
   /** The key of one of our public URLs (for the sweep: records hold URLs), else null. */
@@ -165,11 +208,6 @@ export class S3Storage implements StorageBackend {
       marker = { KeyMarker: page.NextKeyMarker, UploadIdMarker: page.NextUploadIdMarker };
     }
     return removed;
-  }
-
-  /** Throws when the bucket cannot be reached with these settings. */
-  async checkBucket(): Promise<void> {
-    await this.client.send(new HeadBucketCommand({ Bucket: this.s.bucket }));
   }
 
   close(): void {
