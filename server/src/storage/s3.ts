@@ -105,7 +105,8 @@ export class S3Storage implements StorageBackend {
       client: this.client,
       params: { ...params, Body: data },
       partSize: PART_BYTES,
-      queueSize: 2,
+      // One part at a time: an upload holds at most one part (5 MiB) in memory.
+      queueSize: 1,
       leavePartsOnError: false,
     });
     try {
