@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { mergeRateLimits, type RateLimits, rateLimitsSchema } from './ratelimit.js';
-import { defaultS3PublicUrl, type S3Settings } from './storage/s3.js';
+import { defaultS3PublicUrl, type S3Settings } from './storage/s3-settings.js';
 
 /** The repository root (server/src or server/dist → two levels up). */
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -8,7 +8,6 @@ import type { Config } from '../config.js';
 import { HttpError } from '../errors.js';
 import type { StorageBackend } from '../storage/index.js';
 import { LocalStorage } from '../storage/local.js';
-import { S3Storage } from '../storage/s3.js';
 import type { UploadLimits } from '../storage/uploads.js';
 
 declare module 'fastify' {
@@ -36,10 +35,13 @@ export default fp(
       maxRequestBytes: config.limits.maxUploadBytes,
       maxPerUser: config.limits.maxUploadsPerUser,
     });
+    // The AWS SDK is loaded only when S3 is configured.
     const backend: StorageBackend =
       storage ??
       (config.s3
-        ? new S3Storage(config.s3, (err) => app.log.error({ err }, 'the S3 image store failed'))
+        ? new (await import('../storage/s3.js')).S3Storage(config.s3, (err) =>
+            app.log.error({ err }, 'the S3 image store failed'),
+          )
         : new LocalStorage(path.join(config.dataDir, 'storage'), config.publicUrl));
     app.decorate('storage', backend);
     // Left-overs of killed or failed uploads, at start and then periodically. Anything younger than
