@@ -98,6 +98,7 @@ const envSchema = z.object({
   QUIETWAY_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   QUIETWAY_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   QUIETWAY_S3_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  QUIETWAY_S3_TIMEOUT_MS: int(100, 600_000, 30_000),
   QUIETWAY_REPORT_ANALYSIS_MS: z.coerce.number().int().min(0).default(1000),
   QUIETWAY_ROUTING_SYNC_MS: z.coerce.number().int().min(0).max(60_000).default(250),
   QUIETWAY_WZDX_URL: z.url().optional(),
@@ -416,6 +417,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             e.QUIETWAY_S3_PUBLIC_URL ??
               defaultS3PublicUrl(s3Endpoint, e.QUIETWAY_S3_BUCKET, e.QUIETWAY_S3_REGION),
           ),
+          timeoutMs: e.QUIETWAY_S3_TIMEOUT_MS,
         }
       : null,
     places: {

@@ -4,6 +4,7 @@
 // URL serves the bytes from the bucket).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import { Readable } from 'node:stream';
 import {
   CreateMultipartUploadCommand,
@@ -317,11 +318,17 @@ describe('S3 configuration and failures', () => {
     expect(loadConfig({}).s3).toBeNull();
   });
 
-  it('a bucket that is missing or unreachable answers 503 Storage unavailable, not 500', async () => {
+  it('a bucket that is missing, unreachable or hangs answers 503 Storage unavailable, not 500', async () => {
     const unreachable = `http://127.0.0.1:${await freePort()}`;
+    // Accepts connections and never answers.
+    const sockets: net.Socket[] = [];
+    const hanging = net.createServer((s) => sockets.push(s));
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+    const hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
     for (const env of [
       { ...s3.env, QUIETWAY_S3_BUCKET: 'no-such-bucket' },
       { ...s3.env, QUIETWAY_S3_ENDPOINT: unreachable },
+      { ...s3.env, QUIETWAY_S3_ENDPOINT: hangingUrl, QUIETWAY_S3_TIMEOUT_MS: '500' },
     ]) {
       const app = await buildApp({ config: testConfig(env) });
       try {
@@ -365,5 +372,7 @@ describe('S3 configuration and failures', () => {
         await app.close();
       }
     }
+    for (const s of sockets) s.destroy();
+    hanging.close();
   });
 });

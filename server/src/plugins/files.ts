@@ -70,7 +70,9 @@ export default fp(
     };
     let timer: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {
-      await sweep();
+      // A bucket that is slow or down must not hold the start: S3's first sweep runs in the background.
+      const first = sweep();
+      if (backend.kind === 'local') await first;
       if (config.storageSweepMinutes > 0) {
         timer = setInterval(sweep, config.storageSweepMinutes * 60_000);
         timer.unref();

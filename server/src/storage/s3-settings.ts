@@ -11,6 +11,8 @@ export interface S3Settings {
   secretAccessKey: string | null;
   /** Base of the public URLs handed out; an object's URL is this plus `/` and its key. */
   publicUrl: string;
+  /** A request to the bucket that stays silent this long (ms) fails (connecting: at most 5 s). */
+  timeoutMs: number;
 }
 
 /** The default public URL base: path-style under a custom endpoint, virtual-hosted on AWS. */

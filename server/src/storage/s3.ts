@@ -43,6 +43,12 @@ export class S3Storage implements StorageBackend {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 3,
+      // A bucket that hangs fails the upload (503) rather than holding it, and the rider's upload
+      // slot, forever: the SDK has no time-out of its own.
+      requestHandler: {
+        connectionTimeout: Math.min(5000, s.timeoutMs),
+        socketTimeout: s.timeoutMs,
+      },
     });
     this.base = s.publicUrl.replace(/\/+$/, '');
   }
