@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { mergeRateLimits, type RateLimits, rateLimitsSchema } from './ratelimit.js';
+import { defaultS3PublicUrl, type S3Settings } from './storage/s3-settings.js';
 
 /** The repository root (server/src or server/dist → two levels up). */
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -88,6 +89,16 @@ const envSchema = z.object({
   QUIETWAY_SECRET_KEY_FILE: z.string().min(1).optional(),
   QUIETWAY_PREVIOUS_SECRET_KEYS: z.string().default(''),
   QUIETWAY_STORAGE_SWEEP_MINUTES: int(0, 7 * 24 * 60, 60),
+  QUIETWAY_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  QUIETWAY_S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3-63 of a-z, 0-9, . and -)')
+    .optional(),
+  QUIETWAY_S3_REGION: z.string().min(1).default('us-east-1'),
+  QUIETWAY_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  QUIETWAY_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  QUIETWAY_S3_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  QUIETWAY_S3_TIMEOUT_MS: int(100, 600_000, 30_000),
   QUIETWAY_REPORT_ANALYSIS_MS: z.coerce.number().int().min(0).default(1000),
   QUIETWAY_ROUTING_SYNC_MS: z.coerce.number().int().min(0).max(60_000).default(250),
   QUIETWAY_WZDX_URL: z.url().optional(),
@@ -245,6 +256,11 @@ export interface Config {
   secretKey: { value: string | null; file: string; previous: string[] };
   /** Minutes between sweeps of left-over upload files (0: only at start). */
   storageSweepMinutes: number;
+  /**
+   * Uploaded images in an S3-compatible bucket instead of the data folder (set by
+   * QUIETWAY_S3_BUCKET); null: the local folder.
+   */
+  s3: S3Settings | null;
   /** Place search: the embedded index (`local`) or Google Places API (New). */
   places: { provider: 'local' | 'google'; googleApiKey: string | null; googleUrl: string };
   /** Weather: an Open-Meteo-compatible service (no key) or Apple WeatherKit. */
@@ -322,6 +338,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       );
     }
   }
+  const s3Set = [e.QUIETWAY_S3_ENDPOINT, e.QUIETWAY_S3_ACCESS_KEY_ID, e.QUIETWAY_S3_SECRET_ACCESS_KEY];
+  if (!e.QUIETWAY_S3_BUCKET && (s3Set.some(Boolean) || e.QUIETWAY_S3_PUBLIC_URL)) {
+    throw new ConfigError(
+      'Invalid configuration:\n  QUIETWAY_S3_BUCKET: needed with the other QUIETWAY_S3_* settings',
+    );
+  }
+  if (!e.QUIETWAY_S3_ACCESS_KEY_ID !== !e.QUIETWAY_S3_SECRET_ACCESS_KEY) {
+    throw new ConfigError(
+      'Invalid configuration:\n  QUIETWAY_S3_ACCESS_KEY_ID and QUIETWAY_S3_SECRET_ACCESS_KEY go together',
+    );
+  }
+  const s3Endpoint = e.QUIETWAY_S3_ENDPOINT ? trimUrl(e.QUIETWAY_S3_ENDPOINT) : null;
   // A key pasted into one line keeps its line breaks as \n.
   weatherKitKey = weatherKitKey?.replaceAll('\\n', '\n');
   const shownHost = e.QUIETWAY_HOST === '0.0.0.0' || e.QUIETWAY_HOST === '::' ? 'localhost' : e.QUIETWAY_HOST;
@@ -378,6 +406,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         .filter(Boolean),
     },
     storageSweepMinutes: e.QUIETWAY_STORAGE_SWEEP_MINUTES,
+    s3: e.QUIETWAY_S3_BUCKET
+      ? {
+          endpoint: s3Endpoint,
+          bucket: e.QUIETWAY_S3_BUCKET,
+          region: e.QUIETWAY_S3_REGION,
+          accessKeyId: e.QUIETWAY_S3_ACCESS_KEY_ID ?? null,
+          secretAccessKey: e.QUIETWAY_S3_SECRET_ACCESS_KEY ?? null,
+          publicUrl: trimUrl(
+            e.QUIETWAY_S3_PUBLIC_URL ??
+              defaultS3PublicUrl(s3Endpoint, e.QUIETWAY_S3_BUCKET, e.QUIETWAY_S3_REGION),
+          ),
+          timeoutMs: e.QUIETWAY_S3_TIMEOUT_MS,
+        }
+      : null,
     places: {
       provider: e.QUIETWAY_PLACES_PROVIDER,
       googleApiKey: e.QUIETWAY_GOOGLE_PLACES_API_KEY || null,

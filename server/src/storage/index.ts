@@ -1,9 +1,11 @@
 import type { Readable } from 'node:stream';
 
-// Where uploaded files live. The interface is what an S3-compatible backend would implement; the
-// embedded default is a folder under the data directory, served at /storage/v1/object/public/.
+// Where uploaded files live: a folder under the data directory, served at
+// /storage/v1/object/public/ (local.ts, the default), or an S3-compatible bucket (s3.ts).
 
 export interface StorageBackend {
+  /** Which backend this is (GET /health/ shows it): `local` or `s3`. */
+  readonly kind: 'local' | 's3';
   /**
    * Stores a file under `key` (e.g. `events/12/3f1c….jpg`), from memory or streamed; returns its
    * public URL. A stream that fails leaves nothing behind.
@@ -13,7 +15,8 @@ export interface StorageBackend {
   delete(key: string): Promise<void>;
   /**
    * Removes what failed or killed uploads left: unfinished `.tmp` files, and files no record points
-   * to, both only when older than `olderThanMs` (an upload in progress is younger). Local backends.
+   * to, both only when older than `olderThanMs` (an upload in progress is younger). S3 counts
+   * multipart uploads a killed process left open as `tmp`.
    */
   sweep?(
     isReferenced: (key: string) => boolean,
@@ -21,6 +24,10 @@ export interface StorageBackend {
   ): Promise<{ tmp: number; orphans: number }>;
   /** Reads a file for serving (local backends only). */
   get?(key: string): Promise<{ data: Buffer; contentType: string } | null>;
+  /** The key behind one of this backend's public URLs, else null (records hold URLs). */
+  keyFromUrl?(url: string): string | null;
+  /** Lets go of connections at shutdown. */
+  close?(): void;
 }
 
 /** Image types recognised by their first bytes (never by name or declared type). */

@@ -13,6 +13,7 @@ import { sniffImage } from './index.js';
 export const TMP_SUFFIX = '.tmp';
 
 export class LocalStorage implements StorageBackend {
+  readonly kind = 'local' as const;
   constructor(
     private readonly root: string,
     private readonly publicUrl: string,

@@ -38,7 +38,11 @@ const healthResponse = z.object({
         .nullable(),
     }),
   ),
-  storage: z.object({ status: z.enum(['ok', 'full']), free_bytes: z.number().nullable() }),
+  storage: z.object({
+    status: z.enum(['ok', 'full']),
+    free_bytes: z.number().nullable(),
+    images: z.enum(['local', 's3']),
+  }),
   log: z.object({ dropped_lines: z.number(), last_error: z.string().nullable() }),
   bike_share: z.array(
     z.object({
@@ -145,7 +149,12 @@ const health: FastifyPluginAsyncZod<{ config: Config }> = async (app, { config }
         engine_version: app.engine.version,
         uptime_seconds: Math.round(process.uptime()),
         cities: cityStates(app.engine),
-        storage: { status: full ? ('full' as const) : ('ok' as const), free_bytes: free },
+        storage: {
+          status: full ? ('full' as const) : ('ok' as const),
+          free_bytes: free,
+          // Where uploaded images go (an S3 bucket's own health is not asked here: it would cost a request).
+          images: app.storage.kind,
+        },
         log: { dropped_lines: sink?.dropped ?? 0, last_error: sink?.lastError ?? null },
         // A bike-share system that is not `ok` leaves its options out of multi-modal trips; the
         // service itself stays `ok` (routing still works).
