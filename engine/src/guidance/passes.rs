@@ -23,8 +23,10 @@ pub const WAYPOINT_ON_JUNCTION_M: f64 = 3.0;
 /// A stretch shorter than this between two maneuvers is part of one of them: a crossing, a slip
 /// lane, a sidewalk hop, the offset of a staggered junction.
 pub const SHORT_STRETCH_M: f64 = 15.0;
-/// A new name ridden straight through for less than this is not announced.
-pub const SHORT_NAME_M: f64 = 50.0;
+/// A new name ridden straight through for less than this is not announced: OSRM's
+/// `NAME_SEGMENT_CUTOFF_LENGTH` (100 m, and 5 more so that a stretch of exactly 100 m does not
+/// flip between the two).
+pub const SHORT_NAME_M: f64 = 105.0;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Seg {
