@@ -374,7 +374,7 @@ impl City {
             if geometry.len() == 1 {
                 geometry.push(geometry[0]);
             }
-            // Attributes: those of the longest way in the run (the road the step is on); on a
+            // Attributes: those of the road ridden furthest in the run (its longest way); on a
             // roundabout, the road taken is named by the next step, so the step names the ring.
             let mut by_class = [0.0f64; 6];
             let (mut lit_m, mut total) = (0.0, 0.0);

@@ -23,10 +23,14 @@ pub const WAYPOINT_ON_JUNCTION_M: f64 = 3.0;
 /// A stretch shorter than this between two maneuvers is part of one of them: a crossing, a slip
 /// lane, a sidewalk hop, the offset of a staggered junction.
 pub const SHORT_STRETCH_M: f64 = 15.0;
-/// A new name ridden straight through for less than this is not announced: OSRM's
-/// `NAME_SEGMENT_CUTOFF_LENGTH` (100 m, and 5 more so that a stretch of exactly 100 m does not
-/// flip between the two).
-pub const SHORT_NAME_M: f64 = 105.0;
+/// A new name ridden straight through for less than this, back onto the name before it
+/// (`A → B → A`), is not announced: OSRM's `NAME_SEGMENT_CUTOFF_LENGTH` (100 m, and 5 more so that
+/// a stretch of exactly 100 m does not flip between the two).
+pub const SHORT_NAME_BETWEEN_M: f64 = 105.0;
+/// A new name ridden straight through for less than this into yet another name is not announced.
+/// Shorter than OSRM's cutoff: folded into a short turn before it, a longer new name would name
+/// that turn's step and read as a turn onto the road just left.
+pub const SHORT_NAME_M: f64 = 50.0;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Seg {
@@ -59,12 +63,29 @@ impl Seg {
     }
 }
 
-/// Index (within `run`) of its longest piece: the road a stretch is on.
+/// Index (within `run`) of the piece that names the road a stretch is on: the longest piece of the
+/// road (name and ref) ridden furthest in the stretch. Ways are split at every junction and
+/// restriction, so one long piece of a short name change folded into a stretch must not name it.
 pub fn longest(run: &[Piece]) -> usize {
+    let total = |name: (u32, u32)| -> f64 {
+        run.iter()
+            .filter(|p| p.name == name)
+            .map(|p| p.distance)
+            .sum()
+    };
     let mut best = 0;
-    for (i, p) in run.iter().enumerate() {
-        if p.distance > run[best].distance {
+    let mut best_total = total(run[0].name);
+    for (i, p) in run.iter().enumerate().skip(1) {
+        if p.name == run[best].name {
+            if p.distance > run[best].distance {
+                best = i;
+            }
+            continue;
+        }
+        let t = total(p.name);
+        if t > best_total {
             best = i;
+            best_total = t;
         }
     }
     best
@@ -285,7 +306,9 @@ fn name_changes(segs: &mut Vec<Seg>, cx: &Cx) {
         let next = segs.get(i + 1).filter(|n| !ring(n) && cx.straight_on(n));
         if cx.same_road_name(before, here) {
             fold_back(segs, i);
-        } else if short && next.is_some_and(|n| cx.name(n) == before) {
+        } else if cx.distance(&s) < SHORT_NAME_BETWEEN_M
+            && next.is_some_and(|n| cx.name(n) == before)
+        {
             // A → B → A: B is a crossing of another name, or a mapping slip.
             fold_back(segs, i);
             fold_back(segs, i);
