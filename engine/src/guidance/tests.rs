@@ -277,6 +277,47 @@ fn a_short_unnamed_link_folds_into_the_turn_it_serves() {
 }
 
 #[test]
+fn crossings_jogs_opening_stretches_and_unnamed_paths_are_not_steps_of_their_own() {
+    let mut m = Map::new();
+    // Oak Street runs north to b; a 25 m unnamed crossing bears right across a wide road to c;
+    // Pine Street bears left from c and on north to d; from d an unnamed path straight on to e.
+    m.node("o", 0.0, -8.0)
+        .node("a", 0.0, 0.0)
+        .node("b", 0.0, 100.0)
+        .node("c", 15.0, 120.0)
+        .node("d", 15.0, 220.0)
+        .node("e", 15.0, 420.0)
+        .node("w", -100.0, 0.0)
+        .node("x", 100.0, 110.0)
+        .node("y", -100.0, 110.0)
+        .node("z", 100.0, 220.0);
+    m.way("Mill Road", &["w", "a"])
+        .way("Oak Street", &["o", "a", "b"])
+        .way("Wide Road", &["y", "b", "x"])
+        .way("", &["b", "c"])
+        .way("Pine Street", &["c", "d"])
+        .way("Cross Street", &["d", "z"])
+        .way("", &["d", "e"]);
+    let (city, n) = m.city();
+    // Starting 8 m before the corner on Mill Road (no 8 m opening step), across the road by the
+    // crossing (one maneuver, read from Oak Street to Pine Street: straight on), then straight on
+    // along the path (no bare "continue").
+    let leg = leg_partial(&city, &n, &["w", "a", "b", "c", "d", "e"], 0.92, 1.0);
+    let steps = guide(&city, &leg, Profile::Cycling);
+    assert_eq!(
+        said(&steps),
+        [
+            "depart: Oak Street",
+            "continue straight: Pine Street",
+            "arrive: Pine Street"
+        ],
+        "{:?}",
+        steps.iter().map(|s| s.distance_m).collect::<Vec<_>>()
+    );
+    check_distances(&steps);
+}
+
+#[test]
 fn a_staggered_junction_is_ridden_straight_on() {
     let mut m = Map::new();
     // Elm Street jogs 10 m east along Cross Street and goes on north.
