@@ -173,6 +173,9 @@ pub mod way_flags {
     /// A mapped pedestrian crossing (or the island in it): the bike is walked across, and a cycling
     /// waypoint never snaps onto it.
     pub const CROSSING: u16 = 1 << 11;
+    /// A `highway=service` way (a driveway, a parking aisle, an access road): not a roundabout exit
+    /// a rider counts. Graphs built before this flag have it unset everywhere.
+    pub const SERVICE: u16 = 1 << 12;
 }
 
 /// Traffic control at a node (`highway=traffic_signals|stop|give_way`).

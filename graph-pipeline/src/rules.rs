@@ -591,6 +591,9 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
     if highway == "footway" && matches!(footway_kind, Some("crossing" | "traffic_island")) {
         flags |= way_flags::CROSSING;
     }
+    if highway == "service" {
+        flags |= way_flags::SERVICE;
+    }
     if highway == "steps" {
         flags |= way_flags::STEPS;
         if yes(tag(tags, "ramp:bicycle")) {

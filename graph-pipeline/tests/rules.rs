@@ -204,6 +204,13 @@ fn access_rules() {
     let p = nyc("highway=steps ramp:bicycle=yes");
     assert_ne!(p.flags & way_flags::BICYCLE_RAMP, 0);
     assert_eq!(nyc("highway=steps bicycle=no").forward.bike(), No);
+    // Service roads are marked: guidance does not count them as roundabout exits.
+    assert_ne!(
+        nyc("highway=service service=driveway").flags & way_flags::SERVICE,
+        0
+    );
+    assert_ne!(nyc("highway=service").flags & way_flags::SERVICE, 0);
+    assert_eq!(nyc("highway=residential").flags & way_flags::SERVICE, 0);
     assert!(classify_in("nyc", "highway=steps foot=no").is_none());
     let p = nyc("highway=cycleway");
     assert!(

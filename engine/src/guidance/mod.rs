@@ -374,7 +374,7 @@ impl City {
             if geometry.len() == 1 {
                 geometry.push(geometry[0]);
             }
-            // Attributes: those of the longest way in the run (the road the step is on); on a
+            // Attributes: those of the road ridden furthest in the run (its longest way); on a
             // roundabout, the road taken is named by the next step, so the step names the ring.
             let mut by_class = [0.0f64; 6];
             let (mut lit_m, mut total) = (0.0, 0.0);
@@ -467,8 +467,8 @@ impl City {
 }
 
 /// Cuts the leg at every junction that might need words: roundabout entries and exits (a leg that
-/// starts on a ring departs, then takes its exit from the next junction on), reversals, changes of
-/// road name, and turns where the road taken is not the obvious way on.
+/// starts on a ring departs along it and turns off it at its exit), reversals, changes of road
+/// name, and turns where the road taken is not the obvious way on.
 fn cut(pieces: &[Piece], junctions: &[Junction]) -> Vec<Seg> {
     let mut segs = Vec::new();
     let mut start = 0;
@@ -482,8 +482,9 @@ fn cut(pieces: &[Piece], junctions: &[Junction]) -> Vec<Seg> {
                 StepKind::Turn
             })
         } else if cur.ring {
-            // Starting on the ring: the departure is the first piece, the roundabout the rest.
-            (i == 1).then_some(StepKind::Roundabout)
+            // Along the ring: no step (a leg that starts on the ring departs along it and turns
+            // off it at its exit; there was no entry to count exits from).
+            None
         } else if j.reversal {
             Some(StepKind::UTurn)
         } else if cur.name != prev.name {

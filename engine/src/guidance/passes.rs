@@ -18,12 +18,27 @@ pub const SAME_ROAD_TURN_DEG: f64 = 45.0;
 pub const UTURN_DEG: f64 = 165.0;
 /// Up to this the maneuver reads as straight on.
 const STRAIGHT_DEG: f64 = 20.0;
+/// Up to this a turn is a "bear" (`slight`; `geometry::modifier_of_angle`).
+const BEAR_DEG: f64 = 50.0;
 /// A first or last stretch shorter than this comes from a waypoint on (or a snap beside) a junction.
 pub const WAYPOINT_ON_JUNCTION_M: f64 = 3.0;
 /// A stretch shorter than this between two maneuvers is part of one of them: a crossing, a slip
 /// lane, a sidewalk hop, the offset of a staggered junction.
 pub const SHORT_STRETCH_M: f64 = 15.0;
-/// A new name ridden straight through for less than this is not announced.
+/// An unnamed stretch shorter than this between two maneuvers (a crossing, a sidewalk hop), or a
+/// jog this short that turns one way and then the other (bear left, bear right across a wide
+/// road), is part of the maneuver after it: OSRM's `MAX_COLLAPSE_DISTANCE`.
+pub const COLLAPSE_M: f64 = 30.0;
+/// ... unless the two maneuvers together turn further than this: two turns the same way round a
+/// block or a square are said as two turns, not one U-turn.
+const COLLAPSE_TURN_DEG: f64 = 120.0;
+/// A new name ridden straight through for less than this, back onto the name before it
+/// (`A → B → A`), is not announced: OSRM's `NAME_SEGMENT_CUTOFF_LENGTH` (100 m, and 5 more so that
+/// a stretch of exactly 100 m does not flip between the two).
+pub const SHORT_NAME_BETWEEN_M: f64 = 105.0;
+/// A new name ridden straight through for less than this into yet another name is not announced.
+/// Shorter than OSRM's cutoff: folded into a short turn before it, a longer new name would name
+/// that turn's step and read as a turn onto the road just left.
 pub const SHORT_NAME_M: f64 = 50.0;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,12 +72,33 @@ impl Seg {
     }
 }
 
-/// Index (within `run`) of its longest piece: the road a stretch is on.
+/// Index (within `run`) of the piece that names the road a stretch is on: the longest piece of the
+/// named road (name and ref) ridden furthest in the stretch (30 m or more of it), else of the road
+/// or unnamed way ridden furthest. Ways are split at every junction and
+/// restriction, so one long piece of a short name change folded into a stretch must not name it.
 pub fn longest(run: &[Piece]) -> usize {
+    let total = |name: (u32, u32)| -> f64 {
+        run.iter()
+            .filter(|p| p.name == name)
+            .map(|p| p.distance)
+            .sum()
+    };
+    // A named road ridden for 30 m or more names the stretch before any unnamed way (a path, a
+    // crossing) in it; a few metres of a street do not name a sidewalk hop.
+    let rank = |p: &Piece, t: f64| (p.name != (0, 0) && t >= COLLAPSE_M, t);
     let mut best = 0;
-    for (i, p) in run.iter().enumerate() {
-        if p.distance > run[best].distance {
+    let mut best_total = total(run[0].name);
+    for (i, p) in run.iter().enumerate().skip(1) {
+        if p.name == run[best].name {
+            if p.distance > run[best].distance {
+                best = i;
+            }
+            continue;
+        }
+        let t = total(p.name);
+        if rank(p, t) > rank(&run[best], best_total) {
             best = i;
+            best_total = t;
         }
     }
     best
@@ -97,6 +133,21 @@ impl Cx<'_> {
             self.line.heading_into(at(s.first)),
             self.line.heading_out_of(at(s.onto)),
         )
+    }
+
+    /// The turn from the heading into stretch `s` to the heading out of the road `next` leads onto:
+    /// the maneuver `s` and `next` make together.
+    fn through(&self, s: &Seg, next: &Seg) -> f64 {
+        let at = |k: usize| self.pieces[k].span.start;
+        turn_angle(
+            self.line.heading_into(at(s.first)),
+            self.line.heading_out_of(at(next.onto)),
+        )
+    }
+
+    /// Whether any of a stretch is walked.
+    fn push(&self, s: &Seg) -> bool {
+        self.pieces[s.first..s.end].iter().any(|p| p.push)
     }
 
     /// A maneuver that only rides on: straight, no reversal.
@@ -213,7 +264,9 @@ pub(crate) fn run(
 /// length at the start or end of the leg: the departure takes the road the trip continues on, the
 /// arrival the road it came on.
 fn waypoint_on_junction(segs: &mut Vec<Seg>, cx: &Cx) {
-    if segs.len() >= 2 && cx.distance(&segs[0]) < WAYPOINT_ON_JUNCTION_M && !ring(&segs[1]) {
+    // A first stretch shorter than a link (a start a few metres before a corner) is no step of its
+    // own either: "a 4 m opening step" helps no rider.
+    if segs.len() >= 2 && cx.distance(&segs[0]) < SHORT_STRETCH_M && !ring(&segs[1]) {
         fold_forward(segs, 0);
     }
     let n = segs.len();
@@ -234,7 +287,13 @@ fn short_stretches(segs: &mut Vec<Seg>, cx: &Cx) {
     let mut i = 1;
     while i + 1 < segs.len() {
         let s = segs[i];
-        if ring(&s) || s.kind == StepKind::Depart || cx.distance(&s) >= SHORT_STRETCH_M {
+        let d = cx.distance(&s);
+        let link = d < SHORT_STRETCH_M
+            || (d < COLLAPSE_M
+                && !ring(&segs[i + 1])
+                && (cx.name(&s) == (0, 0) || zigzag(cx, &segs[i - 1], &s, &segs[i + 1]))
+                && cx.through(&s, &segs[i + 1]).abs() <= COLLAPSE_TURN_DEG);
+        if ring(&s) || s.kind == StepKind::Depart || !link {
             i += 1;
         } else if !ring(&segs[i + 1]) {
             fold_forward(segs, i);
@@ -244,6 +303,23 @@ fn short_stretches(segs: &mut Vec<Seg>, cx: &Cx) {
             i += 1;
         }
     }
+}
+
+/// Whether a stretch's maneuver turns one way and the next one the other as a jog: bearing across
+/// a wide road, or turning off a road and back onto it (a staggered crossing of the same road). Two
+/// real corners (a 20 m side street between a right and a left) stay two turns.
+fn zigzag(cx: &Cx, prev: &Seg, s: &Seg, next: &Seg) -> bool {
+    let (a, b) = (cx.angle(s), cx.angle(next));
+    let turns = |x: f64| x.abs() > STRAIGHT_DEG;
+    let bear = |x: f64| turns(x) && x.abs() <= BEAR_DEG;
+    let here = cx.name(s);
+    let same_road = here != (0, 0) && (here == cx.name(prev) || here == cx.name(next));
+    turns(a)
+        && turns(b)
+        && ((bear(a) && bear(b)) || same_road)
+        && a.signum() != b.signum()
+        && !s.reversal(cx.pieces)
+        && !next.reversal(cx.pieces)
 }
 
 /// Staying on the same road: a stretch on the road of the one before, reached by less than
@@ -283,12 +359,16 @@ fn name_changes(segs: &mut Vec<Seg>, cx: &Cx) {
         let next = segs.get(i + 1).filter(|n| !ring(n) && cx.straight_on(n));
         if cx.same_road_name(before, here) {
             fold_back(segs, i);
-        } else if short && next.is_some_and(|n| cx.name(n) == before) {
+        } else if cx.distance(&s) < SHORT_NAME_BETWEEN_M
+            && next.is_some_and(|n| cx.name(n) == before)
+        {
             // A → B → A: B is a crossing of another name, or a mapping slip.
             fold_back(segs, i);
             fold_back(segs, i);
-        } else if short && (next.is_some() || here == (0, 0)) {
-            // A short new name ridden straight into yet another, or a short unnamed stretch.
+        } else if (short && next.is_some()) || (here == (0, 0) && cx.push(&s) == cx.push(&prev)) {
+            // A short new name ridden straight into yet another, or an unnamed way ridden straight
+            // on (a path, a crossing: a bare "Continue" names nothing to look for) unless the bike
+            // is walked from there.
             fold_back(segs, i);
         } else {
             i += 1;

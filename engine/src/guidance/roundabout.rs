@@ -1,7 +1,8 @@
 //! Roundabout exits as a rider counts them: the ways off the ring at each junction passed after
 //! entering, plus the one taken. Not counted: ways the profile may not take off the ring (an entry
-//! that is one-way towards the ring, a footway a rider would have to push along), and unnamed dead
-//! ends (driveways). A leg that starts on the ring counts from the first junction after its start.
+//! that is one-way towards the ring, a footway a rider would have to push along), service roads
+//! (`highway=service`: driveways, parking aisles) and unnamed dead ends (driveways mapped as
+//! another highway type).
 //! `highway=mini_roundabout` is a node, not a ring: the pipeline keeps it a plain junction, so
 //! guidance names the turn taken there.
 
@@ -34,7 +35,9 @@ pub(crate) fn exit_number(city: &City, pieces: &[Piece], seg: &Seg, profile: Pro
 fn counts_as_exit(city: &City, arc: ArcId, profile: Profile) -> bool {
     let g = &city.graph;
     let way = g.arc_way(arc) as usize;
-    if g.way_flags[way] & way_flags::ROUNDABOUT != 0 {
+    // Another piece of the ring, or a service road (a driveway, a parking aisle): OSRM does not
+    // count service roads either.
+    if g.way_flags[way] & (way_flags::ROUNDABOUT | way_flags::SERVICE) != 0 {
         return false;
     }
     let attrs = g.arc_attrs[arc as usize];

@@ -18,12 +18,15 @@ struct WayOpts {
     oneway: bool,
     ring: bool,
     bike: BikeAccess,
+    /// `highway=service`.
+    service: bool,
 }
 
 const ROAD: WayOpts = WayOpts {
     oneway: false,
     ring: false,
     bike: BikeAccess::Ride,
+    service: false,
 };
 
 struct Map {
@@ -80,8 +83,9 @@ impl Map {
         g.way_osm_id.push(w as i64 + 1);
         g.way_name.push(name_id);
         g.way_ref.push(0);
-        g.way_flags
-            .push(if o.ring { way_flags::ROUNDABOUT } else { 0 });
+        let ring = if o.ring { way_flags::ROUNDABOUT } else { 0 };
+        let service = if o.service { way_flags::SERVICE } else { 0 };
+        g.way_flags.push(ring | service);
         g.way_route_set.push(0);
         for pair in nodes.windows(2) {
             let (t, h) = (self.nodes[pair[0]], self.nodes[pair[1]]);
@@ -269,6 +273,47 @@ fn a_short_unnamed_link_folds_into_the_turn_it_serves() {
     );
     // The maneuver is where the link begins, and the step carries the link.
     assert!((steps[1].distance_m - 110.0).abs() < 2.0);
+    check_distances(&steps);
+}
+
+#[test]
+fn crossings_jogs_opening_stretches_and_unnamed_paths_are_not_steps_of_their_own() {
+    let mut m = Map::new();
+    // Oak Street runs north to b; a 25 m unnamed crossing bears right across a wide road to c;
+    // Pine Street bears left from c and on north to d; from d an unnamed path straight on to e.
+    m.node("o", 0.0, -8.0)
+        .node("a", 0.0, 0.0)
+        .node("b", 0.0, 100.0)
+        .node("c", 15.0, 120.0)
+        .node("d", 15.0, 220.0)
+        .node("e", 15.0, 420.0)
+        .node("w", -100.0, 0.0)
+        .node("x", 100.0, 110.0)
+        .node("y", -100.0, 110.0)
+        .node("z", 100.0, 220.0);
+    m.way("Mill Road", &["w", "a"])
+        .way("Oak Street", &["o", "a", "b"])
+        .way("Wide Road", &["y", "b", "x"])
+        .way("", &["b", "c"])
+        .way("Pine Street", &["c", "d"])
+        .way("Cross Street", &["d", "z"])
+        .way("", &["d", "e"]);
+    let (city, n) = m.city();
+    // Starting 8 m before the corner on Mill Road (no 8 m opening step), across the road by the
+    // crossing (one maneuver, read from Oak Street to Pine Street: straight on), then straight on
+    // along the path (no bare "continue").
+    let leg = leg_partial(&city, &n, &["w", "a", "b", "c", "d", "e"], 0.92, 1.0);
+    let steps = guide(&city, &leg, Profile::Cycling);
+    assert_eq!(
+        said(&steps),
+        [
+            "depart: Oak Street",
+            "continue straight: Pine Street",
+            "arrive: Pine Street"
+        ],
+        "{:?}",
+        steps.iter().map(|s| s.distance_m).collect::<Vec<_>>()
+    );
     check_distances(&steps);
 }
 
@@ -479,7 +524,8 @@ fn a_waypoint_on_a_junction_gives_no_zero_length_step() {
 }
 
 /// A one-way ring of radius 20 m (anticlockwise) with arms south, east, north and west, a driveway,
-/// a footway and a one-way entry (towards the ring) off it.
+/// a named service road (a car park's aisle through to East Road), a footway and a one-way entry
+/// (towards the ring) off it.
 fn roundabout() -> (City, HashMap<&'static str, NodeId>) {
     let mut m = Map::new();
     m.node("r0", 0.0, -20.0)
@@ -494,7 +540,8 @@ fn roundabout() -> (City, HashMap<&'static str, NodeId>) {
         .node("W", -120.0, 0.0)
         .node("drive", 30.0, 30.0)
         .node("foot", -60.0, 60.0)
-        .node("in", -40.0, 40.0);
+        .node("in", -40.0, 40.0)
+        .node("aisle", 60.0, 30.0);
     let ring = WayOpts { ring: true, ..ROAD };
     m.way_with(
         "Grand Circle",
@@ -506,6 +553,14 @@ fn roundabout() -> (City, HashMap<&'static str, NodeId>) {
     .way("North Road", &["r2", "N"])
     .way("West Road", &["r3", "W"])
     .way("", &["r1b", "drive"])
+    .way_with(
+        "Car Park",
+        &["r1b", "aisle", "E"],
+        WayOpts {
+            service: true,
+            ..ROAD
+        },
+    )
     .way_with(
         "Park Path",
         &["r2b", "foot"],
@@ -528,7 +583,8 @@ fn roundabout() -> (City, HashMap<&'static str, NodeId>) {
 #[test]
 fn roundabout_exits_are_counted_as_a_rider_counts_them() {
     let (city, n) = roundabout();
-    // East and North are passed; the driveway, the footway and the one-way entry are not exits.
+    // East and North are passed; the driveway, the car park's service road, the footway and the
+    // one-way entry are not exits.
     let steps = ride(&city, &n, &["S", "r0", "r1", "r1b", "r2", "r2b", "r3", "W"]);
     assert_eq!(
         said(&steps),
@@ -552,13 +608,26 @@ fn roundabout_exits_are_counted_as_a_rider_counts_them() {
 #[test]
 fn a_leg_may_start_or_end_on_the_ring() {
     let (city, n) = roundabout();
-    // Starting between r0 and r1: East is the first exit passed, North the second.
+    // Starting between r0 and r1: the departure rides the ring (past East Road) and the rider
+    // turns off it onto North Road; there was no entry, so no roundabout step.
     let leg = leg_partial(&city, &n, &["r0", "r1", "r1b", "r2", "N"], 0.5, 1.0);
     let steps = guide(&city, &leg, Profile::Cycling);
-    assert_eq!(steps[0].kind, StepKind::Depart);
-    assert_eq!(steps[1].kind, StepKind::Roundabout, "{:?}", said(&steps));
-    assert_eq!(steps[1].exit, Some(2));
-    assert_eq!(steps.last().map(|s| s.name.as_str()), Some("North Road"));
+    assert_eq!(
+        said(&steps),
+        [
+            "depart: Grand Circle",
+            "turn right: North Road",
+            "arrive: North Road"
+        ]
+    );
+    assert!(steps.iter().all(|s| s.exit.is_none()));
+    // Starting and ending on the ring: one step along it, however it bends.
+    let leg = leg_partial(&city, &n, &["r0", "r1", "r1b", "r2"], 0.5, 0.5);
+    let steps = guide(&city, &leg, Profile::Cycling);
+    assert_eq!(
+        said(&steps),
+        ["depart: Grand Circle", "arrive: Grand Circle"]
+    );
     // Ending on the ring: a turn onto it, no exit to take.
     let leg = leg_partial(&city, &n, &["S", "r0", "r1", "r1b"], 0.0, 0.5);
     let steps = guide(&city, &leg, Profile::Cycling);
