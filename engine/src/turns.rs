@@ -14,13 +14,6 @@
 //!
 //! A U-turn is a turn like any other; the metric prices it so it is taken only where the arc offers
 //! no other way on (a dead end), never mid-route.
-//!
-//! Turning back across a divided road (along one carriageway, through a short crossover, back along
-//! the other carriageway of the same name) is two ordinary turns, so no single turn shows it. Such
-//! sequences are found here and handled like a via-way restriction that only prices its last turn:
-//! the crossover entered from the carriageway is copied, and the copy's turn onto the opposite
-//! carriageway carries [`turn_flags::TURN_BACK`]. The same crossover entered from the cross street
-//! (a left turn onto that carriageway) costs nothing extra.
 
 use crate::graph::{ArcId, CityGraph, NodeId};
 use std::collections::{HashMap, HashSet};
@@ -31,17 +24,7 @@ pub mod turn_flags {
     pub const U_TURN: u8 = 1;
     /// Forbidden to bicycles by a turn restriction.
     pub const NO_BIKE: u8 = 2;
-    /// The last turn of a U-turn across a divided road: along one carriageway, through a short
-    /// crossover, back along the other carriageway of the same name.
-    pub const TURN_BACK: u8 = 4;
 }
-
-/// The longest crossover (metres) across which turning back counts as a U-turn.
-pub const CROSSOVER_MAX_M: f32 = 40.0;
-/// The most arcs a crossover has (crossings split it at their nodes).
-const CROSSOVER_MAX_ARCS: usize = 4;
-/// How far from straight back (degrees) the carriageway left must run to count as turning back.
-const TURN_BACK_MIN_DEG: i32 = 150;
 
 /// A turn restriction for bicycles as a sequence of arcs: the from-arc, the via arcs (none for a
 /// via-node restriction) and the to-arc. `only` restrictions permit, at the end of the via part, only
@@ -133,19 +116,6 @@ impl TurnGraph {
                 forbid.insert((cur, to[0]));
             }
         }
-        // U-turns across divided roads: (carriageway, crossover…, opposite carriageway), priced on
-        // the last turn (module docs).
-        let mut turn_back: HashSet<(u32, ArcId)> = HashSet::new();
-        for (from, via, to) in turn_back_sequences(g, &outs) {
-            let mut cur = from;
-            for &w in &via {
-                cur = *redirect.entry((cur, w)).or_insert_with(|| {
-                    node_arc.push(w);
-                    (node_arc.len() - 1) as u32
-                });
-            }
-            turn_back.insert((cur, to));
-        }
         // Copies by the junction they arrive at.
         let mut copies: Vec<(ArcId, u32)> = (arc_count..node_arc.len())
             .map(|x| (node_arc[x], x as u32))
@@ -193,9 +163,6 @@ impl TurnGraph {
                     }
                     if forbidden(x, b) || allowed.is_some_and(|ok| !ok.contains(&b)) {
                         flags |= turn_flags::NO_BIKE;
-                    }
-                    if turn_back.contains(&(x, b)) {
-                        flags |= turn_flags::TURN_BACK;
                     }
                     turn_from.push(x);
                     turn_to.push(to);
@@ -304,50 +271,6 @@ impl TurnGraph {
 pub fn turn_angle(g: &CityGraph, a: ArcId, b: ArcId) -> i32 {
     let d = (g.arc_bearing_start(b) as i32 - g.arc_bearing_end(a) as i32).rem_euclid(360);
     if d > 180 { d - 360 } else { d }
-}
-
-/// Every U-turn across a divided road: an arc `a` arriving at a junction, a crossover of up to
-/// [`CROSSOVER_MAX_ARCS`] arcs (at most [`CROSSOVER_MAX_M`] together, none named like `a`, not back
-/// along itself), then an arc leaving that carries the same name as `a` and heads back the way `a`
-/// came (more than [`TURN_BACK_MIN_DEG`] from it).
-fn turn_back_sequences<'a>(
-    g: &CityGraph,
-    outs: &impl Fn(NodeId) -> &'a [ArcId],
-) -> Vec<(ArcId, Vec<ArcId>, ArcId)> {
-    let name = |a: ArcId| g.way_name[g.arc_way(a) as usize];
-    let mut found = Vec::new();
-    let mut stack: Vec<(Vec<ArcId>, f32)> = Vec::new();
-    for a in 0..g.arc_count() as ArcId {
-        let n = name(a);
-        if n == 0 {
-            continue;
-        }
-        let back = |b: ArcId| name(b) == n && turn_angle(g, a, b).abs() > TURN_BACK_MIN_DEG;
-        stack.clear();
-        stack.push((Vec::new(), 0.0));
-        while let Some((via, len)) = stack.pop() {
-            let (at, prev) = match via.last() {
-                Some(&c) => (g.arc_head(c), c),
-                None => (g.arc_head(a), a),
-            };
-            for &b in outs(at) {
-                if b == prev ^ 1 {
-                    continue;
-                }
-                if !via.is_empty() && back(b) {
-                    found.push((a, via.clone(), b));
-                } else if name(b) != n
-                    && via.len() < CROSSOVER_MAX_ARCS
-                    && len + g.arc_length_m(b) <= CROSSOVER_MAX_M
-                {
-                    let mut next = via.clone();
-                    next.push(b);
-                    stack.push((next, len + g.arc_length_m(b)));
-                }
-            }
-        }
-    }
-    found
 }
 
 /// The restrictions stored in a graph.
