@@ -522,32 +522,46 @@ export class ReportAnalyser {
     seen_passes_location: boolean;
   }> {
     const seenPasses = distanceToLine(location, seen) <= 60;
-    let out = null;
-    try {
-      out = await city.engine.routeJson({
-        coordinates: [seen[0] as [number, number], seen.at(-1) as [number, number]],
-        profile: 'cycling',
-        supersafe: true,
-        withGeometry: true,
-        departureLocalMinutes: nowLocal(city.timezone),
-      });
-    } catch {
-      out = null;
-    }
-    if (!out?.geometry)
-      return { same_as_seen: null, passes_location: null, seen_passes_location: seenPasses };
-    const now = pairs(out.geometry);
-    // The seen route is "the same" when every sampled point of it lies within 30 m of today's.
-    const step = Math.max(1, Math.floor(seen.length / 50));
-    let same = true;
-    for (let i = 0; i < seen.length; i += step) {
-      if (distanceToLine(seen[i] as [number, number], now) > 30) {
-        same = false;
+    // The rider may have seen the day or, where the city has lighting data, the night route: the
+    // seen one is "the same" as today's when it matches either.
+    const regimes = city.hasLightingData ? [false, true] : [false];
+    let matched: number[][] | null = null;
+    let first: number[][] | null = null;
+    for (const night of regimes) {
+      let out = null;
+      try {
+        out = await city.engine.routeJson({
+          coordinates: [seen[0] as [number, number], seen.at(-1) as [number, number]],
+          profile: 'cycling',
+          supersafe: true,
+          night,
+          withGeometry: true,
+          departureLocalMinutes: nowLocal(city.timezone),
+        });
+      } catch {
+        out = null;
+      }
+      if (!out?.geometry) continue;
+      const now = pairs(out.geometry);
+      first ??= now;
+      // The same when every sampled point of the seen route lies within 30 m of today's.
+      const step = Math.max(1, Math.floor(seen.length / 50));
+      let same = true;
+      for (let i = 0; i < seen.length; i += step) {
+        if (distanceToLine(seen[i] as [number, number], now) > 30) {
+          same = false;
+          break;
+        }
+      }
+      if (same) {
+        matched = now;
         break;
       }
     }
+    const now = matched ?? first;
+    if (!now) return { same_as_seen: null, passes_location: null, seen_passes_location: seenPasses };
     return {
-      same_as_seen: same,
+      same_as_seen: matched !== null,
       passes_location: seenPasses ? distanceToLine(location, now) <= 60 : null,
       seen_passes_location: seenPasses,
     };
