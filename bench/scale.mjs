@@ -2,8 +2,10 @@
 // in the lower Manhattan extract, which loads in seconds) for one server process and for two processes
 // sharing one data directory and one Redis (rate limits shared, QUIETWAY_REDIS_URL), measured
 // together: one autocannon per process, run at the same time, their rates summed. Also one process
-// with the in-process rate-limit store, to show what the shared store costs.
-// Needs `redis-server` (Debian's package). Prints a table and writes bench/results/scale.json.
+// with the in-process rate-limit store, to show what the shared store costs. Then one and two
+// processes on the PostgreSQL store (a throw-away cluster, scripts/pg-cluster.mjs) instead of the
+// SQLite file, as servers on several hosts would run.
+// Needs `redis-server` and `postgresql` (Debian's packages; PostgreSQL is installed when missing). Prints a table and writes bench/results/scale.json.
 // `node bench/scale.mjs [--quick]`
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,9 +13,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { startPostgres } from '../scripts/pg-cluster.mjs';
 import { buildApp } from '../server/dist/app.js';
 import { issueKey } from '../server/dist/auth/keys.js';
 import { loadConfig } from '../server/dist/config.js';
+import { openPostgres } from '../server/dist/db/database.js';
+import { createRepositories } from '../server/dist/db/repositories.js';
 import { machine, root, shared } from './common.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -118,14 +123,14 @@ const stop = async (s) => {
   s.proc.kill('SIGTERM');
   await new Promise((r) => s.proc.once('exit', r));
 };
-const load = (port, seconds) =>
+const load = (port, seconds, apikey = key) =>
   autocannon({
     url: `http://127.0.0.1:${port}/directions/v2/`,
     connections,
     duration: seconds,
     requests: bodies.map((body) => ({
       method: 'POST',
-      headers: { apikey: key, 'content-type': 'application/json' },
+      headers: { apikey, 'content-type': 'application/json' },
       body,
     })),
   });
@@ -159,6 +164,28 @@ const results = {};
     await Promise.all([load(a.port, duration), load(b.port, duration)]),
   );
   await Promise.all([stop(a), stop(b)]);
+}
+{
+  const pg = await startPostgres();
+  const pgEnv = { QUIETWAY_REDIS_URL: redisUrl, QUIETWAY_DATABASE_URL: pg.url };
+  const repos = createRepositories(openPostgres(pg.url));
+  const pgKey = issueKey(repos, { kind: 'app', name: 'bench', source: null, legacyV1: false }).key;
+  repos.close();
+  try {
+    const s = await start(pgEnv);
+    await load(s.port, 2, pgKey);
+    results.one_process_postgres_redis_limits = summary([await load(s.port, duration, pgKey)]);
+    await stop(s);
+    const a = await start(pgEnv);
+    const b = await start(pgEnv);
+    await Promise.all([load(a.port, 2, pgKey), load(b.port, 2, pgKey)]);
+    results.two_processes_postgres_redis_limits = summary(
+      await Promise.all([load(a.port, duration, pgKey), load(b.port, duration, pgKey)]),
+    );
+    await Promise.all([stop(a), stop(b)]);
+  } finally {
+    pg.stop();
+  }
 }
 redis.kill('SIGKILL');
 fs.rmSync(dataDir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../server/src/config.js';
+import { storeEnv } from './helpers.js';
 
 /** Newest (or oldest) modification time of the files under `dir` ending with `ext`. */
 function mtimes(dir: string, ext: string): number[] {
@@ -37,7 +38,13 @@ export interface ServerProcess {
 /** Starts `quietway serve` on a free port with `env` added; resolves with its base URL. */
 export function serve(env: Record<string, string>): Promise<ServerProcess> {
   const proc = spawn(process.execPath, [path.join(PROJECT_ROOT, 'server', 'dist', 'cli.js'), 'serve'], {
-    env: { ...process.env, QUIETWAY_PORT: '0', QUIETWAY_LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      QUIETWAY_PORT: '0',
+      QUIETWAY_LOG_LEVEL: 'info',
+      ...storeEnv(env.QUIETWAY_DATA_DIR),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

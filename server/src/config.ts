@@ -27,6 +27,10 @@ const envSchema = z.object({
   QUIETWAY_PUBLIC_URL: z.url().optional(),
   QUIETWAY_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   QUIETWAY_DATABASE: z.string().min(1).optional(),
+  QUIETWAY_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
   QUIETWAY_TRUST_PROXY: z.stringbool().default(false),
   QUIETWAY_EXTERNAL_JWT_ISSUER: z.url().optional(),
   QUIETWAY_EXTERNAL_JWKS_URL: z.url().optional(),
@@ -207,6 +211,8 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
   /** The SQLite database file. */
   databasePath: string;
+  /** PostgreSQL instead of the SQLite file (several processes or nodes sharing one store). */
+  databaseUrl: string | null;
   /** Take the client IP from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
   /** Tokens of another identity provider accepted beside our own (issuer and JWKS URL). */
@@ -365,6 +371,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePath: e.QUIETWAY_DATABASE
       ? path.resolve(PROJECT_ROOT, e.QUIETWAY_DATABASE)
       : path.join(dataDir, 'quietway.db'),
+    databaseUrl: e.QUIETWAY_DATABASE_URL ?? null,
     trustProxy: e.QUIETWAY_TRUST_PROXY,
     externalIdp:
       e.QUIETWAY_EXTERNAL_JWT_ISSUER && e.QUIETWAY_EXTERNAL_JWKS_URL && e.QUIETWAY_EXTERNAL_JWT_AUDIENCE

@@ -25,10 +25,10 @@ export const UNKNOWN_ENDPOINT = 'Unknown endpoint or API version';
 export const INTERNAL_ERROR = 'Internal server error';
 export const STORAGE_FULL = 'Storage full';
 
-/** A write refused for lack of space: the disk (ENOSPC), a quota (EDQUOT) or SQLite's SQLITE_FULL. */
+/** A write refused for lack of space: the disk (ENOSPC), a quota (EDQUOT), SQLite's SQLITE_FULL or PostgreSQL's disk_full (53100). */
 export function isStorageFull(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === '53100';
 }
 
 /** An error whose body is given whole (the profile update's field → messages map). */

@@ -5,7 +5,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -13,8 +12,8 @@ import { buildApp } from '../../server/src/app.js';
 import { issueKey } from '../../server/src/auth/keys.js';
 import { keysCommand, usersCommand } from '../../server/src/commands/admin.js';
 import { type Config, loadConfig } from '../../server/src/config.js';
-import { migrate } from '../../server/src/db/database.js';
-import { testConfig } from '../helpers.js';
+import { openStore } from '../../server/src/db/database.js';
+import { storeEnv, testConfig } from '../helpers.js';
 
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
@@ -687,7 +686,7 @@ describe('failed authentications', () => {
 
 describe('signing keys at rest', () => {
   const rows = (config: Config) => {
-    const db = new Database(config.databasePath, { readonly: true });
+    const db = openStore(config);
     try {
       return db.prepare('SELECT kid, private_jwk FROM signing_keys').all() as {
         kid: string;
@@ -716,8 +715,7 @@ describe('signing keys at rest', () => {
     const config = testConfig({ QUIETWAY_SECRET_KEY: keyA });
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const kid = 'legacy-kid';
-    const db = new Database(config.databasePath);
-    migrate(db);
+    const db = openStore(config);
     db.prepare(
       "INSERT INTO signing_keys (kid, private_jwk, public_jwk, created_at) VALUES (?, ?, ?, '2026-01-01T00:00:00Z')",
     ).run(
@@ -742,7 +740,11 @@ describe('signing keys at rest', () => {
     await first.close();
     const sealedA = rows(config)[0]?.private_jwk as string;
 
-    const env = { QUIETWAY_DATA_DIR: config.dataDir, QUIETWAY_LOG_LEVEL: 'silent' };
+    const env = {
+      QUIETWAY_DATA_DIR: config.dataDir,
+      QUIETWAY_LOG_LEVEL: 'silent',
+      ...storeEnv(config.dataDir),
+    };
     const rotated = await buildApp({
       config: loadConfig({ ...env, QUIETWAY_SECRET_KEY: keyB, QUIETWAY_PREVIOUS_SECRET_KEYS: keyA }),
     });

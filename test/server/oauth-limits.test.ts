@@ -8,11 +8,11 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { createLocalJWKSet, decodeJwt, importJWK, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox } from '../../server/src/auth/sealing.js';
+import { openStore } from '../../server/src/db/database.js';
 import { tempDir } from '../helpers.js';
 import { FormBrowser } from './oauth-client.js';
 import { type OAuthServer, RIDER, registerApp, startOAuthServer } from './oauth-setup.js';
@@ -98,7 +98,7 @@ describe('OAuth beside the failed-authentication limit', () => {
     expect(payload.client_id).toBe(publicApp.client_id);
     for (const k of s.app.repos.signingKeys.all()) expect(SecretBox.isSealed(k.privateJwk)).toBe(true);
     // Refresh tokens (and codes) are stored as digests: the database holds no value that works.
-    const db = new Database(s.config.databasePath, { readonly: true });
+    const db = openStore(s.config);
     try {
       const rows = db.prepare('SELECT model, id, payload FROM oauth_artefacts').all() as {
         model: string;
@@ -250,7 +250,9 @@ describe.skipIf(mounted.status !== 0)('OAuth on a full disk', () => {
   let full: OAuthServer;
   const filler = path.join(MOUNT, 'filler.bin');
   beforeAll(async () => {
-    full = await startOAuthServer({ env: { QUIETWAY_DATA_DIR: MOUNT } });
+    // The disk that fills is the SQLite file's, on every pass: PostgreSQL's own disk_full (53100)
+    // answers the same 503 (server/src/errors.ts isStorageFull).
+    full = await startOAuthServer({ env: { QUIETWAY_DATA_DIR: MOUNT }, store: 'sqlite' });
   }, 180_000);
   afterAll(async () => {
     await full?.close();

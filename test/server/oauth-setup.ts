@@ -3,12 +3,12 @@
 // admins do it.
 import net from 'node:net';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { vi } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
 import { usersCommand } from '../../server/src/commands/admin.js';
 import type { Config } from '../../server/src/config.js';
+import { openStore } from '../../server/src/db/database.js';
 import { buildGraph, SHARED_DATA, testConfig } from '../helpers.js';
 
 export const RIDER = { email: 'rider@example.org', password: 'pedal-power-2026', name: 'Rider' };
@@ -37,16 +37,24 @@ export interface OAuthServer {
 }
 
 export async function startOAuthServer(
-  o: { prepare?: (app: FastifyInstance) => void; withGraph?: boolean; env?: Record<string, string> } = {},
+  o: {
+    prepare?: (app: FastifyInstance) => void;
+    withGraph?: boolean;
+    env?: Record<string, string>;
+    store?: 'suite' | 'sqlite';
+  } = {},
 ): Promise<OAuthServer> {
   const port = await freePort();
-  const config = testConfig({
-    QUIETWAY_HOST: '127.0.0.1',
-    QUIETWAY_PORT: String(port),
-    // The tests sign in and exchange tokens far more often than a rider would.
-    QUIETWAY_RATE_LIMITS: JSON.stringify({ auth: { ip: [10_000, 60] } }),
-    ...o.env,
-  });
+  const config = testConfig(
+    {
+      QUIETWAY_HOST: '127.0.0.1',
+      QUIETWAY_PORT: String(port),
+      // The tests sign in and exchange tokens far more often than a rider would.
+      QUIETWAY_RATE_LIMITS: JSON.stringify({ auth: { ip: [10_000, 60] } }),
+      ...o.env,
+    },
+    o.store,
+  );
   if (o.withGraph) {
     buildGraph('nyc', [path.join(SHARED_DATA, 'osm/nyc-lower-manhattan.osm.pbf')], config.graphDir, 25);
   }
@@ -101,7 +109,7 @@ export async function registerApp(
 
 /** Moves a login request's expiry into the past (from another connection), as 3 minutes of waiting would. */
 export function expireLoginRequest(s: OAuthServer, uid: string): void {
-  const db = new Database(s.config.databasePath);
+  const db = openStore(s.config);
   try {
     db.prepare("UPDATE oauth_artefacts SET expires_at = 0 WHERE model = 'Interaction' AND id = ?").run(uid);
   } finally {

@@ -2,12 +2,12 @@
 // against the running server on 127.0.0.1, client registration by admin API and CLI, the scope of
 // a token on the platform's endpoints, and the attacks, each of which must fail safely.
 
-import Database from 'better-sqlite3';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sha256 } from '../../server/src/auth/secrets.js';
 import { oauthClientsCommand } from '../../server/src/commands/oauth-clients.js';
+import { openStore } from '../../server/src/db/database.js';
 import { redirectUriProblem } from '../../server/src/oauth/clients.js';
 import { FormBrowser } from './oauth-client.js';
 import { expireLoginRequest, type OAuthServer, RIDER, registerApp, startOAuthServer } from './oauth-setup.js';
@@ -546,7 +546,7 @@ describe('attacks fail safely', () => {
     const c = await codeFor(config);
     const code = c.callback.searchParams.get('code') as string;
     // The code as it stands 10 minutes later: past its expiry in the store.
-    const db = new Database(s.config.databasePath);
+    const db = openStore(s.config);
     // (Codes are stored under their SHA-256 digest.)
     db.prepare("UPDATE oauth_artefacts SET expires_at = 0 WHERE model = 'AuthorizationCode' AND id = ?").run(
       sha256(code),

@@ -4,8 +4,8 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../server/src/config.js';
-import { openDatabase } from '../../server/src/db/database.js';
-import { tempDir } from '../helpers.js';
+import { openStore } from '../../server/src/db/database.js';
+import { storeEnv, tempDir, testStore } from '../helpers.js';
 
 let server: ChildProcess | undefined;
 const dataDir = tempDir();
@@ -16,6 +16,7 @@ function serve(): Promise<string> {
     env: {
       ...process.env,
       QUIETWAY_DATA_DIR: dataDir,
+      ...storeEnv(dataDir),
       QUIETWAY_PORT: '0',
       QUIETWAY_LOG_LEVEL: 'info',
       QUIETWAY_RATE_LIMITS: JSON.stringify({ report_submit: { user: [1000, 3600] } }),
@@ -91,7 +92,7 @@ describe('report durability', () => {
     expect(killed).toBe(true);
     expect(acknowledged.length).toBeGreaterThanOrEqual(100);
     expect(acknowledged.length + failed).toBe(200);
-    const db = openDatabase(path.join(dataDir, 'quietway.db'));
+    const db = openStore(testStore(dataDir));
     const stored = new Set(db.prepare('SELECT id FROM reports').pluck().all() as number[]);
     db.close();
     expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);

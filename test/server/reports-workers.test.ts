@@ -1,16 +1,15 @@
 // Several server processes each run a report analysis worker on one database: the first outcome
 // written for a report wins; a report no longer `received` (analysed elsewhere, or decided by a
 // reviewer meanwhile) is left as it is.
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../server/src/db/database.js';
-import { sqliteRepositories } from '../../server/src/db/repositories.js';
-import { tempDir } from '../helpers.js';
+import { openStore } from '../../server/src/db/database.js';
+import { createRepositories } from '../../server/src/db/repositories.js';
+import { testConfig } from '../helpers.js';
 
 describe('analysis outcomes with several workers', () => {
   it('only a report still received takes an outcome', () => {
-    const file = path.join(tempDir(), 'q.db');
-    const [one, two] = [sqliteRepositories(openDatabase(file)), sqliteRepositories(openDatabase(file))];
+    const config = testConfig();
+    const [one, two] = [createRepositories(openStore(config)), createRepositories(openStore(config))];
     const report = one.reports.create({
       issueType: 'road_unsafe',
       issueSubtype: null,

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
 import { issueKey } from '../../server/src/auth/keys.js';
 import { loadConfig } from '../../server/src/config.js';
-import { openDatabase } from '../../server/src/db/database.js';
-import { sqliteRepositories } from '../../server/src/db/repositories.js';
-import { buildGraph, SHARED_DATA, tempDir } from '../helpers.js';
+import { openStore } from '../../server/src/db/database.js';
+import { createRepositories } from '../../server/src/db/repositories.js';
+import { buildGraph, SHARED_DATA, storeEnv, tempDir, testStore } from '../helpers.js';
 import { compileServer, type ServerProcess, serve } from '../processes.js';
 
 const dataDir = tempDir();
@@ -102,7 +102,7 @@ beforeAll(async () => {
     body: JSON.stringify({ email: 'admin@example.org', password: 'long enough pw', name: 'Admin' }),
   });
   expect(signup.status).toBeLessThan(300);
-  const repos = sqliteRepositories(openDatabase(path.join(dataDir, 'quietway.db')));
+  const repos = createRepositories(openStore(testStore(dataDir)));
   repos.users.setRole('admin@example.org', 'admin');
   appKey = issueKey(repos, { kind: 'app', name: 'sync', source: null, legacyV1: false }).key;
   repos.close();
@@ -187,6 +187,7 @@ describe('routing changes across processes', () => {
       QUIETWAY_SECRET_KEY: 'a'.repeat(64),
       QUIETWAY_REPORT_ANALYSIS_MS: '0',
       QUIETWAY_ROUTING_SYNC_MS: '50',
+      ...storeEnv(dataDir),
     });
     const [one, two] = await Promise.all([buildApp({ config }), buildApp({ config })]);
     try {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../server/src/config.js';
 import { DEFAULT_RATE_LIMITS } from '../../server/src/ratelimit.js';
 import { WEB_BUILD } from '../../server/src/routes/maps/index.js';
-import { buildGraph, SHARED_DATA, tempDir } from '../helpers.js';
+import { buildGraph, SHARED_DATA, storeEnv, tempDir } from '../helpers.js';
 
 const SCHEMATHESIS = 'schemathesis==4.32.5';
 const VENV = path.join(PROJECT_ROOT, 'build', 'schemathesis-venv');
@@ -161,6 +161,7 @@ beforeAll(async () => {
   env = {
     ...process.env,
     QUIETWAY_DATA_DIR: dataDir,
+    ...storeEnv(dataDir),
     QUIETWAY_PORT: '0',
     QUIETWAY_LOG_LEVEL: 'info',
     QUIETWAY_RATE_LIMITS: JSON.stringify(limits),

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/src/app.js';
 import { issueKey } from '../../server/src/auth/keys.js';
 import { ConfigError, loadConfig } from '../../server/src/config.js';
-import { buildGraph, SHARED_DATA, tempDir } from '../helpers.js';
+import { buildGraph, SHARED_DATA, storeEnv, tempDir } from '../helpers.js';
 
 const dataDir = tempDir();
 const apps: FastifyInstance[] = [];
@@ -27,6 +27,7 @@ const start = async (env: Record<string, string> = {}) => {
     QUIETWAY_LOG_LEVEL: 'silent',
     QUIETWAY_REPORT_ANALYSIS_MS: '0',
     QUIETWAY_OPEN_METEO_URL: 'http://127.0.0.1:9',
+    ...storeEnv(dataDir),
     ...env,
   });
   const app = await buildApp({ config });

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../server/src/config.js';
-import { tempDir } from '../helpers.js';
+import { storeEnv, tempDir } from '../helpers.js';
 
 let server: ChildProcess | undefined;
 const dataDir = tempDir('quietway-kill-');
@@ -19,6 +19,7 @@ function serve(): Promise<string> {
     env: {
       ...process.env,
       QUIETWAY_DATA_DIR: dataDir,
+      ...storeEnv(dataDir),
       QUIETWAY_PORT: '0',
       QUIETWAY_LOG_LEVEL: 'info',
       QUIETWAY_RATE_LIMITS: JSON.stringify({ auth: { ip: [10_000, 60] }, profile: { user: [10_000, 60] } }),

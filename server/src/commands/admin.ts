@@ -3,8 +3,8 @@
 import { parseArgs } from 'node:util';
 import { issueKey } from '../auth/keys.js';
 import type { Config } from '../config.js';
-import { openDatabase } from '../db/database.js';
-import { KEY_KINDS, type KeyKind, type Repositories, sqliteRepositories } from '../db/repositories.js';
+import { openStore } from '../db/database.js';
+import { createRepositories, KEY_KINDS, type KeyKind, type Repositories } from '../db/repositories.js';
 
 const KEYS_USAGE = `Usage:
   quietway keys create --kind <${KEY_KINDS.join('|')}> --name <name> [--source <slug>] [--legacy-v1]
@@ -23,7 +23,7 @@ const USERS_USAGE = `Usage:
                                     the (iss, sub) of their tokens (promote makes the account if needed)`;
 
 export function withRepos<T>(config: Config, fn: (repos: Repositories) => T): T {
-  const repos = sqliteRepositories(openDatabase(config.databasePath));
+  const repos = createRepositories(openStore(config));
   try {
     return fn(repos);
   } finally {

@@ -1,6 +1,6 @@
 // Saved custom routes: an event's route as stops ridden in order, attached to multi-modal trips by
 // their UUID (`custom_route_id`).
-import type { Db } from './database.js';
+import type { Db } from './sql.js';
 
 export interface CustomRouteRecord {
   id: string;
@@ -36,7 +36,7 @@ const toRecord = (r: Row): CustomRouteRecord => ({
   createdAt: r.created_at,
 });
 
-export function sqliteCustomRoutes(db: Db): CustomRouteRepository {
+export function sqlCustomRoutes(db: Db): CustomRouteRepository {
   const q = {
     insert: db.prepare(
       'INSERT INTO custom_routes (id, event_id, name, stops, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)',

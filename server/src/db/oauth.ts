@@ -3,7 +3,7 @@
 // A grant is also a row of `sessions` (id = grant id, with the app's client id), so the access
 // tokens that name it in their `sid` claim stop the moment it is revoked, like a rider's own session.
 import { randomBytes } from 'node:crypto';
-import type { Db } from './database.js';
+import type { Db } from './sql.js';
 
 export type OAuthClientType = 'public' | 'confidential';
 
@@ -100,7 +100,7 @@ const ALIVE = '(expires_at IS NULL OR expires_at > ?)';
 /** Expired artefacts are swept at most this often. */
 const SWEEP_INTERVAL_MS = 60_000;
 
-export function sqliteOAuth(db: Db): OAuthRepository {
+export function sqlOAuth(db: Db): OAuthRepository {
   const now = () => new Date().toISOString();
   const epoch = () => Math.floor(Date.now() / 1000);
   const s = {
@@ -149,14 +149,14 @@ export function sqliteOAuth(db: Db): OAuthRepository {
     sweep: db.prepare('DELETE FROM oauth_artefacts WHERE expires_at IS NOT NULL AND expires_at <= ?'),
     // A grant's session row: the `sid` of the app's access tokens.
     grantSession: db.prepare(`
-      INSERT OR IGNORE INTO sessions (id, user_id, client_id, created_at)
-      SELECT ?, id, ?, ? FROM users WHERE identity_user_id = ?`),
+      INSERT INTO sessions (id, user_id, client_id, created_at)
+      SELECT ?, id, ?, ? FROM users WHERE identity_user_id = ? ON CONFLICT DO NOTHING`),
     sessionRevoke: db.prepare(
       'UPDATE sessions SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL',
     ),
     secret: db.prepare('SELECT value FROM server_secrets WHERE name = ?').pluck(),
     secretInsert: db.prepare(
-      'INSERT OR IGNORE INTO server_secrets (name, value, created_at) VALUES (?, ?, ?)',
+      'INSERT INTO server_secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
     ),
   };
   let sweptAt = 0;

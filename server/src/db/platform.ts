@@ -1,5 +1,5 @@
 // Repositories of the rider platform: profiles, rides, events with categories, discounts and images.
-import type { Db } from './database.js';
+import type { Db } from './sql.js';
 
 export interface ProfileUpdate {
   name?: string;
@@ -121,7 +121,7 @@ export function slugify(name: string): string {
   return base || 'event';
 }
 
-export function sqlitePlatform(db: Db): PlatformRepository {
+export function sqlPlatform(db: Db): PlatformRepository {
   const q = {
     rideInsert:
       db.prepare(`INSERT INTO rides (user_id, date_started, local_timezone, polyline, destination_name,
@@ -140,7 +140,7 @@ export function sqlitePlatform(db: Db): PlatformRepository {
       SUM(distance_traveled) AS distance, SUM(duration_traveled) AS duration
       FROM rides WHERE user_id = ? GROUP BY month ORDER BY month`),
     search: db.prepare(
-      "SELECT id FROM users WHERE name LIKE ? ESCAPE '\\' ORDER BY name COLLATE NOCASE, id LIMIT ?",
+      "SELECT id FROM users WHERE lower(name) LIKE lower(?) ESCAPE '\\' ORDER BY lower(name), id LIMIT ?",
     ),
     eventInsert:
       db.prepare(`INSERT INTO events (name, alias, description, emoji, image_url, start_time, end_time,
@@ -160,7 +160,9 @@ export function sqlitePlatform(db: Db): PlatformRepository {
       'SELECT c.id, c.name, c.emoji FROM event_categories ec JOIN categories c ON c.id = ec.category_id WHERE ec.event_id = ? ORDER BY c.name',
     ),
     eventCatsClear: db.prepare('DELETE FROM event_categories WHERE event_id = ?'),
-    eventCatAdd: db.prepare('INSERT OR IGNORE INTO event_categories (event_id, category_id) VALUES (?, ?)'),
+    eventCatAdd: db.prepare(
+      'INSERT INTO event_categories (event_id, category_id) VALUES (?, ?) ON CONFLICT DO NOTHING',
+    ),
     eventImages: db.prepare(
       'SELECT id, image_url, created_at, storage_key, uploaded_by FROM event_images WHERE event_id = ? ORDER BY id',
     ),

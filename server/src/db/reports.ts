@@ -1,7 +1,7 @@
 // Repositories of road reports: the reports themselves (with the analysis' findings and proposed
 // change), the road changes accepted from them or entered by admins, and the review log that
 // records every decision (who, when, what, before and after).
-import type { Db } from './database.js';
+import type { Db } from './sql.js';
 
 export const REPORT_STATUSES = ['received', 'in_review', 'accepted', 'closed'] as const;
 export type ReportStatus = (typeof REPORT_STATUSES)[number];
@@ -185,7 +185,12 @@ const toChange = (r: ChangeRow): RoadChangeRecord => ({
 
 const now = () => new Date().toISOString();
 
-export function sqliteReports(db: Db): ReportRepository {
+// Each filter may be null (any); the casts let PostgreSQL type a parameter only compared with NULL.
+const QUEUE_FILTER = `(CAST(@status AS TEXT) IS NULL OR status = @status)
+  AND (CAST(@city AS TEXT) IS NULL OR city = @city)
+  AND (CAST(@issueType AS TEXT) IS NULL OR issue_type = @issueType)`;
+
+export function sqlReports(db: Db): ReportRepository {
   const q = {
     insert: db.prepare(
       `INSERT INTO reports (issue_type, issue_subtype, description, road_name, lon, lat, user_id, api_key_id,
@@ -203,14 +208,8 @@ export function sqliteReports(db: Db): ReportRepository {
     decide: db.prepare(
       'UPDATE reports SET status = ?, summary = ?, updated_at = CASE WHEN status = ? THEN updated_at ELSE ? END WHERE id = ?',
     ),
-    queue: db.prepare(
-      `SELECT * FROM reports WHERE (@status IS NULL OR status = @status) AND (@city IS NULL OR city = @city)
-       AND (@issueType IS NULL OR issue_type = @issueType) ORDER BY id LIMIT @limit OFFSET @offset`,
-    ),
-    count: db.prepare(
-      `SELECT COUNT(*) FROM reports WHERE (@status IS NULL OR status = @status) AND (@city IS NULL OR city = @city)
-       AND (@issueType IS NULL OR issue_type = @issueType)`,
-    ),
+    queue: db.prepare(`SELECT * FROM reports WHERE ${QUEUE_FILTER} ORDER BY id LIMIT @limit OFFSET @offset`),
+    count: db.prepare(`SELECT COUNT(*) FROM reports WHERE ${QUEUE_FILTER}`),
     log: db.prepare(
       `INSERT INTO review_log (report_id, change_id, disruption_id, actor, action, before, after, at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -222,7 +221,7 @@ export function sqliteReports(db: Db): ReportRepository {
     ),
     change: db.prepare('SELECT * FROM road_changes WHERE id = ?'),
     changes: db.prepare(
-      'SELECT * FROM road_changes WHERE (@city IS NULL OR city = @city) AND (@status IS NULL OR status = @status) ORDER BY id',
+      'SELECT * FROM road_changes WHERE (CAST(@city AS TEXT) IS NULL OR city = @city) AND (CAST(@status AS TEXT) IS NULL OR status = @status) ORDER BY id',
     ),
     lift: db.prepare(
       "UPDATE road_changes SET status = 'lifted', lifted_by = ?, lifted_at = ? WHERE id = ? AND status = 'active'",

@@ -1,12 +1,13 @@
-// Repository interfaces for everything the platform stores, and their SQLite implementation.
-// Handlers and services depend on the interfaces only, so a PostgreSQL implementation can be added
-// without touching them. Statements are prepared once; multi-step writes run in transactions.
+// Repository interfaces for everything the platform stores, and their one implementation over the
+// SQL seam (sql.ts), which runs on the embedded SQLite file or on PostgreSQL. Handlers and services
+// depend on the interfaces only. Statements are prepared once; multi-step writes run in
+// transactions.
 import { randomUUID } from 'node:crypto';
-import { type CustomRouteRepository, sqliteCustomRoutes } from './custom-routes.js';
-import type { Db } from './database.js';
-import { type OAuthRepository, sqliteOAuth } from './oauth.js';
-import { type PlatformRepository, sqlitePlatform } from './platform.js';
-import { type ReportRepository, sqliteReports } from './reports.js';
+import { type CustomRouteRepository, sqlCustomRoutes } from './custom-routes.js';
+import { type OAuthRepository, sqlOAuth } from './oauth.js';
+import { type PlatformRepository, sqlPlatform } from './platform.js';
+import { type ReportRepository, sqlReports } from './reports.js';
+import { type Db, type Dialect, isUniqueViolation } from './sql.js';
 
 export type Role = 'user' | 'admin';
 export const KEY_KINDS = ['app', 'partner', 'publishable', 'service'] as const;
@@ -177,6 +178,13 @@ export interface Repositories {
    * in step (reports/sync.ts).
    */
   routingSequence(): Map<string, number>;
+  /**
+   * A number that moves when another process may have written a routing change (PostgreSQL's
+   * NOTIFY), or null when the sequence must simply be polled (SQLite).
+   */
+  routingSignal(): number | null;
+  /** Which store this is. */
+  readonly dialect: Dialect;
   /** Runs `fn` atomically. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -243,9 +251,9 @@ const KEY_COLUMNS = 'id, kind, name, source, legacy_v1, prefix, created_at, revo
 /**
  * Read-through caches for the lookups every routing request makes (its API key, the city's
  * disruptions). The repository methods that write those tables clear them at once; commits by
- * another process (the admin CLI) show in `PRAGMA data_version`, which is read at most once a
- * millisecond (it costs a read transaction, with its file locks). So a revoked key is refused, and
- * a new disruption seen, from the next request on.
+ * another process (the admin CLI, another server) move the store's cache version (sql.ts: SQLite's
+ * `PRAGMA data_version`, PostgreSQL's NOTIFY). So a revoked key is refused, and a new disruption
+ * seen, from the next request on.
  */
 class ReadCache<V> {
   private generation = -1;
@@ -275,23 +283,8 @@ class ReadCache<V> {
   }
 }
 
-/** `PRAGMA data_version` (changes when another connection commits), read at most once a millisecond. */
-function externalVersion(db: Db): () => number {
-  const stmt = db.prepare('SELECT data_version FROM pragma_data_version()').pluck();
-  let value = stmt.get() as number;
-  let readAt = performance.now();
-  return () => {
-    const now = performance.now();
-    if (now - readAt >= 1) {
-      value = stmt.get() as number;
-      readAt = now;
-    }
-    return value;
-  };
-}
-
-export function sqliteRepositories(db: Db): Repositories {
-  const dbVersion = externalVersion(db);
+export function createRepositories(db: Db): Repositories {
+  const dbVersion = () => db.cacheVersion();
   const routingSequence = db.prepare('SELECT city, seq FROM routing_sequence');
   const keyCache = new ReadCache<ApiKeyRecord | undefined>(dbVersion);
   const disruptionCache = new ReadCache<Disruption[]>(dbVersion, 1000);
@@ -353,7 +346,7 @@ export function sqliteRepositories(db: Db): Repositories {
     disruptionsCurrent: db.prepare('SELECT * FROM disruptions WHERE city = ? AND end_date >= ? ORDER BY id'),
     disruptionById: db.prepare('SELECT * FROM disruptions WHERE id = ?'),
     disruptionsAll: db.prepare(
-      'SELECT * FROM disruptions WHERE (? IS NULL OR city = ?) AND end_date >= ? ORDER BY id DESC',
+      'SELECT * FROM disruptions WHERE (CAST(? AS TEXT) IS NULL OR city = ?) AND end_date >= ? ORDER BY id DESC',
     ),
     disruptionUpdate: db.prepare(
       `UPDATE disruptions SET city = ?, name = ?, notes = ?, severity = ?, lon = ?, lat = ?, start_date = ?,
@@ -369,7 +362,7 @@ export function sqliteRepositories(db: Db): Repositories {
         const info = s.userInsert.run(identityUserId ?? randomUUID(), email, name, passwordHash, now());
         return toUser(s.userById.get(info.lastInsertRowid) as UserRow);
       } catch (err) {
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        if (isUniqueViolation(err)) {
           throw new ConflictError('email already registered');
         }
         throw err;
@@ -633,12 +626,14 @@ export function sqliteRepositories(db: Db): Repositories {
     sessions,
     signingKeys,
     disruptions,
-    platform: sqlitePlatform(db),
-    oauth: sqliteOAuth(db),
-    reports: sqliteReports(db),
-    customRoutes: sqliteCustomRoutes(db),
+    platform: sqlPlatform(db),
+    oauth: sqlOAuth(db),
+    reports: sqlReports(db),
+    customRoutes: sqlCustomRoutes(db),
     routingSequence: () =>
       new Map((routingSequence.all() as { city: string; seq: number }[]).map((r) => [r.city, r.seq])),
+    routingSignal: () => db.routingSignal(),
+    dialect: db.dialect,
     transaction: <T>(fn: () => T): T => db.transaction(fn)(),
     close: () => db.close(),
   };

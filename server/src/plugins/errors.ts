@@ -3,6 +3,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { PostgresError } from '../db/pg.js';
 import { HttpError, INTERNAL_ERROR, isStorageFull, STORAGE_FULL, UNKNOWN_ENDPOINT } from '../errors.js';
 import type { LogSink } from '../logsink.js';
 
@@ -56,6 +57,12 @@ export default fp(
           error: 'Request body too large',
           ...(limit ? { details: `at most ${limit} bytes on this endpoint` } : {}),
         });
+      }
+      if (err instanceof PostgresError && err.code?.startsWith('22')) {
+        // A data exception (class 22): a value the request carried that PostgreSQL cannot hold
+        // (a number out of range, a NUL character in text). The request's fault, said as such.
+        request.log.warn({ code: err.code, msg: err.message }, 'value refused by the database');
+        return reply.status(400).send({ error: 'Invalid value', details: err.message });
       }
       const status = err.statusCode ?? 500;
       if (status >= 400 && status < 500) {

@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
-import { openDatabase } from '../db/database.js';
-import { type Repositories, sqliteRepositories } from '../db/repositories.js';
+import { openStore } from '../db/database.js';
+import { createRepositories, type Repositories } from '../db/repositories.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,7 +13,7 @@ declare module 'fastify' {
 
 export default fp(
   async (app: FastifyInstance, { config }: { config: Config }) => {
-    const repos = sqliteRepositories(openDatabase(config.databasePath));
+    const repos = createRepositories(openStore(config));
     app.decorate('repos', repos);
     app.addHook('onClose', async () => repos.close());
   },
