@@ -78,20 +78,25 @@ export async function startPostgres(options = {}) {
     '-c max_connections=400',
     ...(options.durable ? [] : ['-c fsync=off', '-c full_page_writes=off']),
   ];
-  as('pg_ctl', [
-    '-D',
-    data,
-    '-l',
-    path.join(dir, 'log'),
-    '-o',
-    settings.join(' '),
-    '-w',
-    '-t',
-    '60',
-    'start',
-  ]);
+  const start = () =>
+    as('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      path.join(dir, 'log'),
+      '-o',
+      settings.join(' '),
+      '-w',
+      '-t',
+      '60',
+      'start',
+    ]);
+  start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    // An outage: the server stops (its connections are cut) and comes back with its data.
+    halt: () => as('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']),
+    resume: start,
     stop: () => {
       try {
         as('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);

@@ -24,6 +24,7 @@ export class HttpError extends Error {
 export const UNKNOWN_ENDPOINT = 'Unknown endpoint or API version';
 export const INTERNAL_ERROR = 'Internal server error';
 export const STORAGE_FULL = 'Storage full';
+export const STORAGE_UNAVAILABLE = 'Storage unavailable';
 
 /** A write refused for lack of space: the disk (ENOSPC), a quota (EDQUOT), SQLite's SQLITE_FULL or PostgreSQL's disk_full (53100). */
 export function isStorageFull(err: unknown): boolean {

@@ -2,13 +2,16 @@
 // PostgreSQL (Debian's, started here unless the suite already runs on one). The rest of the suite
 // runs on whichever store QUIETWAY_TEST_STORE names; these run on both in every pass.
 import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../server/src/app.js';
+import { issueKey } from '../../server/src/auth/keys.js';
 import { openDatabase, openPostgres } from '../../server/src/db/database.js';
 import { MIGRATIONS, postgresMigration } from '../../server/src/db/migrations.js';
 import { PgDb, toPostgresPlaceholders } from '../../server/src/db/pg.js';
 import { ConflictError, createRepositories } from '../../server/src/db/repositories.js';
 import { type Db, isUniqueViolation } from '../../server/src/db/sql.js';
-import { freshPostgresDatabase, tempDir } from '../helpers.js';
+import { buildGraph, freshPostgresDatabase, SHARED_DATA, tempDir, testConfig } from '../helpers.js';
 import { startPostgres, type TestPostgres } from '../postgres.js';
 
 let cluster: TestPostgres | null = null;
@@ -205,4 +208,70 @@ describe('PostgreSQL specifics', () => {
     );
     expect(Date.now() - t).toBeLessThan(6000);
   });
+});
+
+describe('PostgreSQL going away and coming back', () => {
+  // A cluster of its own: halting the suite's would fail the tests running beside this one.
+  let own: TestPostgres;
+  let app: FastifyInstance;
+  let key: string;
+  const dataDir = tempDir();
+
+  beforeAll(async () => {
+    own = await startPostgres();
+    buildGraph('nyc', [path.join(SHARED_DATA, 'osm/nyc-soho-tiny.osm.pbf')], path.join(dataDir, 'graphs'));
+    app = await buildApp({
+      config: testConfig({ QUIETWAY_DATA_DIR: dataDir, QUIETWAY_DATABASE_URL: own.url }),
+    });
+    key = issueKey(app.repos, { kind: 'app', name: 'outage', source: null, legacyV1: false }).key;
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    own?.stop();
+  });
+
+  const directions = () =>
+    app.inject({
+      method: 'POST',
+      url: '/directions/v2/',
+      headers: { apikey: key },
+      payload: {
+        coordinates: [
+          [-74.0035, 40.7262],
+          [-73.9968, 40.7225],
+        ],
+      },
+    });
+  const signup = (email: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/auth/v1/signup',
+      payload: { email, password: 'long enough pw', name: 'Rider' },
+    });
+
+  it('answers writes 503 at once while it is down, keeps routing, and works again when it is back', async () => {
+    expect((await directions()).statusCode).toBe(200);
+    own.halt();
+    const started = performance.now();
+    const refused = await signup('down@example.org');
+    expect(refused.statusCode).toBe(503);
+    expect(refused.headers['retry-after']).toBe('5');
+    expect(refused.json().error).toBe('Storage unavailable');
+    // Failing fast, not holding the event loop: the store reconnects in the background.
+    expect(performance.now() - started).toBeLessThan(3000);
+    const again = performance.now();
+    expect((await signup('down2@example.org')).statusCode).toBe(503);
+    expect(performance.now() - again).toBeLessThan(200);
+    // Routing needs no database round trip: the key and the disruptions are cached.
+    expect((await directions()).statusCode).toBe(200);
+    own.resume();
+    const deadline = Date.now() + 10_000;
+    let res = await signup('back@example.org');
+    while (res.statusCode === 503 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      res = await signup('back@example.org');
+    }
+    expect(res.statusCode).toBe(201);
+    expect(app.repos.users.byEmail('back@example.org')).toBeDefined();
+  }, 60_000);
 });

@@ -41,6 +41,12 @@ const types = {
 let client = null;
 let listener = null;
 let closing = false;
+let reconnecting = null;
+let lastError = null;
+// A lost or hung server must never hold the calling thread long: connecting gives up after
+// connectMs, a statement after queryMs, and while the server is away statements fail at once
+// (the worker reconnects in the background).
+const { connectMs, queryMs } = workerData;
 
 function reply(msg) {
   port.postMessage(msg);
@@ -49,12 +55,48 @@ function reply(msg) {
 }
 
 async function connect() {
-  const c = new pg.Client({ connectionString: url, types, application_name: 'quietway' });
-  c.on('error', () => {
-    if (client === c) client = null;
+  const c = new pg.Client({
+    connectionString: url,
+    types,
+    application_name: 'quietway',
+    connectionTimeoutMillis: connectMs,
+    query_timeout: queryMs,
+    keepAlive: true,
   });
+  const lost = (err) => {
+    if (client !== c) return;
+    client = null;
+    lastError = err || new Error('connection ended');
+    c.end().catch(() => {});
+    reconnect();
+  };
+  c.on('error', lost);
+  c.on('end', () => lost(null));
   await c.connect();
   client = c;
+}
+
+function reconnect() {
+  if (reconnecting || closing) return;
+  reconnecting = (async () => {
+    while (!client && !closing) {
+      try {
+        await connect();
+        lastError = null;
+      } catch (err) {
+        lastError = err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  })().finally(() => {
+    reconnecting = null;
+  });
+}
+
+function unavailable() {
+  const err = new Error('PostgreSQL is unavailable' + (lastError ? ': ' + lastError.message : ''));
+  err.unavailable = true;
+  return err;
 }
 
 async function listen() {
@@ -89,6 +131,7 @@ port.on('message', async (m) => {
   try {
     if (m.op === 'connect') {
       await connect();
+      lastError = null;
       await listen();
       reply({ id: m.id, rows: [], rowCount: 0 });
       return;
@@ -103,7 +146,10 @@ port.on('message', async (m) => {
       port.close();
       return;
     }
-    if (!client) await connect();
+    if (!client) {
+      reconnect();
+      throw unavailable();
+    }
     const r = await client.query(
       m.values === undefined
         ? m.text
@@ -112,9 +158,21 @@ port.on('message', async (m) => {
     const last = Array.isArray(r) ? r[r.length - 1] : r;
     reply({ id: m.id, rows: last ? last.rows : [], rowCount: last ? last.rowCount || 0 : 0 });
   } catch (err) {
+    // No SQLSTATE (a socket error, a time-out), a connection exception (08…) or a server going
+    // down (57P…): the store is unavailable, not the statement wrong.
+    const sqlstate = typeof err.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : undefined;
+    const down = err.unavailable || !sqlstate || /^(08|57P)/.test(sqlstate);
+    if (down && client && !err.unavailable) {
+      // A time-out or a broken socket: this connection cannot be trusted with the next statement.
+      const c = client;
+      client = null;
+      lastError = err;
+      c.end().catch(() => {});
+      reconnect();
+    }
     reply({
       id: m.id,
-      error: { message: err.message, code: err.code, detail: err.detail, constraint: err.constraint },
+      error: { message: err.message, code: sqlstate, detail: err.detail, constraint: err.constraint, unavailable: down },
     });
   }
 });
@@ -124,7 +182,7 @@ interface Reply {
   id: number;
   rows: unknown[];
   rowCount: number;
-  error?: { message: string; code?: string; detail?: string; constraint?: string };
+  error?: { message: string; code?: string; detail?: string; constraint?: string; unavailable?: boolean };
 }
 
 /** An error from PostgreSQL, with its SQLSTATE in `code` (23505: unique violation…). */
@@ -132,6 +190,8 @@ export class PostgresError extends Error {
   code?: string;
   detail?: string;
   constraint?: string;
+  /** The server could not be reached or went away (the error handler answers 503). */
+  unavailable = false;
 }
 
 /**
@@ -229,8 +289,10 @@ class PgStatement implements Statement {
 }
 
 export interface PgOptions {
-  /** How long a statement may take before the call fails (the server may be gone). */
+  /** How long a statement may take before the call fails (the server may be gone); 10 s. */
   timeoutMs?: number;
+  /** How long connecting may take; 3 s. */
+  connectTimeoutMs?: number;
 }
 
 export class PgDb implements Db {
@@ -248,7 +310,8 @@ export class PgDb implements Db {
 
   /** Connects (and starts listening) before it returns; throws when the server cannot be reached. */
   constructor(url: string, options: PgOptions = {}) {
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    const connectMs = options.connectTimeoutMs ?? 3000;
     const shared = new SharedArrayBuffer(4 * 4);
     this.state = new Int32Array(shared);
     const { port1, port2 } = new MessageChannel();
@@ -256,7 +319,8 @@ export class PgDb implements Db {
     const pgPath = createRequire(import.meta.url).resolve('pg');
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { port: port2, url, state: shared, pgPath },
+      // The worker gives up first, so its answer (not the caller's time-out) says what happened.
+      workerData: { port: port2, url, state: shared, pgPath, connectMs, queryMs: this.timeoutMs - 500 },
       transferList: [port2],
     });
     this.worker.unref();
@@ -283,13 +347,18 @@ export class PgDb implements Db {
           e.code = reply.error.code;
           e.detail = reply.error.detail;
           e.constraint = reply.error.constraint;
+          e.unavailable = reply.error.unavailable === true;
           throw e;
         }
         return reply;
       }
       const left = deadline - performance.now();
       if (left <= 0) {
-        throw new PostgresError(`PostgreSQL did not answer within ${Math.round(this.timeoutMs / 1000)} s`);
+        const e = new PostgresError(
+          `PostgreSQL did not answer within ${Math.round(this.timeoutMs / 1000)} s`,
+        );
+        e.unavailable = true;
+        throw e;
       }
       Atomics.wait(this.state, REPLY, 0, left);
       Atomics.store(this.state, REPLY, 0);

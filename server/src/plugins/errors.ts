@@ -4,7 +4,14 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { PostgresError } from '../db/pg.js';
-import { HttpError, INTERNAL_ERROR, isStorageFull, STORAGE_FULL, UNKNOWN_ENDPOINT } from '../errors.js';
+import {
+  HttpError,
+  INTERNAL_ERROR,
+  isStorageFull,
+  STORAGE_FULL,
+  STORAGE_UNAVAILABLE,
+  UNKNOWN_ENDPOINT,
+} from '../errors.js';
 import type { LogSink } from '../logsink.js';
 
 declare module 'fastify' {
@@ -56,6 +63,15 @@ export default fp(
         return reply.status(413).send({
           error: 'Request body too large',
           ...(limit ? { details: `at most ${limit} bytes on this endpoint` } : {}),
+        });
+      }
+      if (err instanceof PostgresError && err.unavailable) {
+        // The database server is down or unreachable: said plainly, and briefly (the store
+        // reconnects by itself; requests that need no database, such as routing, keep working).
+        request.log.error({ msg: err.message }, 'database unavailable');
+        return reply.status(503).header('Retry-After', '5').send({
+          error: STORAGE_UNAVAILABLE,
+          details: 'The server cannot reach its database right now; try again shortly.',
         });
       }
       if (err instanceof PostgresError && err.code?.startsWith('22')) {
