@@ -32,6 +32,10 @@ pub const COLLAPSE_M: f64 = 30.0;
 /// ... unless the two maneuvers together turn further than this: two turns the same way round a
 /// block or a square are said as two turns, not one U-turn.
 const COLLAPSE_TURN_DEG: f64 = 120.0;
+/// A turn onto a road and a U-turn onto its other carriageway less than this further on (through
+/// a median opening, or at the far carriageway's junction) is one turn across the road: the width
+/// of a divided road's junction with a little to spare (Park Row at Centre Street: 30 m).
+pub const MEDIAN_OPENING_M: f64 = 40.0;
 /// A new name ridden straight through for less than this, back onto the name before it
 /// (`A → B → A`), is not announced: OSRM's `NAME_SEGMENT_CUTOFF_LENGTH` (100 m, and 5 more so that
 /// a stretch of exactly 100 m does not flip between the two).
@@ -254,6 +258,7 @@ pub(crate) fn run(
     };
     waypoint_on_junction(&mut segs, &cx);
     short_stretches(&mut segs, &cx);
+    turn_across(&mut segs, &cx);
     same_road(&mut segs, &cx);
     name_changes(&mut segs, &cx);
     same_road(&mut segs, &cx);
@@ -299,6 +304,35 @@ fn short_stretches(segs: &mut Vec<Seg>, cx: &Cx) {
             fold_forward(segs, i);
         } else if !ring(&segs[i - 1]) {
             fold_back(segs, i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// A turn onto a named road and, less than [`MEDIAN_OPENING_M`] on, a U-turn onto its other
+/// carriageway is one maneuver: a turn across the road onto its far side, read from the road before
+/// to the far carriageway (OSRM collapses a turn and a U-turn on a short segment the same way). The
+/// rider sees one junction; the few metres out and back stay in the step's geometry and distance.
+/// A real reversal (back along the arc ridden) and a U-turn after a longer stretch stay U-turns.
+fn turn_across(segs: &mut Vec<Seg>, cx: &Cx) {
+    let mut i = 1;
+    while i + 1 < segs.len() {
+        let (prev, s, next) = (segs[i - 1], segs[i], segs[i + 1]);
+        let road = cx.name(&s);
+        if !ring(&prev)
+            && !ring(&s)
+            && !ring(&next)
+            && s.kind != StepKind::Depart
+            && road != (0, 0)
+            && cx.name(&prev) != road
+            && cx.name(&next) == road
+            && cx.distance(&s) < MEDIAN_OPENING_M
+            && cx.angle(&next).abs() >= UTURN_DEG
+            && !s.reversal(cx.pieces)
+            && !next.reversal(cx.pieces)
+        {
+            fold_forward(segs, i);
         } else {
             i += 1;
         }

@@ -400,6 +400,56 @@ fn u_turns_only_where_the_rider_turns_back() {
 }
 
 #[test]
+fn a_turn_across_a_divided_road_through_its_median_is_one_turn() {
+    let mut m = Map::new();
+    // Park Row's two one-way carriageways 12 m apart (traffic keeps right: the near one, west, runs
+    // south), joined by median openings 25 m and 100 m south of where Centre Street meets the near
+    // one from the west.
+    m.node("w", -100.0, 0.0)
+        .node("n", 0.0, 200.0)
+        .node("p", 0.0, 0.0)
+        .node("o", 0.0, -25.0)
+        .node("t", 0.0, -100.0)
+        .node("a", 0.0, -200.0)
+        .node("e", 12.0, -200.0)
+        .node("u", 12.0, -100.0)
+        .node("f", 12.0, -25.0)
+        .node("s", 12.0, 200.0);
+    let oneway = WayOpts {
+        oneway: true,
+        ..ROAD
+    };
+    m.way("Centre Street", &["w", "p"])
+        .way_with("Park Row", &["n", "p", "o", "t", "a"], oneway)
+        .way_with("Park Row", &["e", "u", "f", "s"], oneway)
+        .way("", &["o", "f"])
+        .way("", &["t", "u"]);
+    let (city, n) = m.city();
+    // Right onto the near carriageway, back north through the opening 25 m on: a left turn.
+    let steps = ride(&city, &n, &["w", "p", "o", "f", "s"]);
+    assert_eq!(
+        said(&steps),
+        [
+            "depart: Centre Street",
+            "turn left: Park Row",
+            "arrive: Park Row"
+        ]
+    );
+    check_distances(&steps);
+    // Through the opening 100 m on: the rider rode Park Row and turns back, a real U-turn.
+    let steps = ride(&city, &n, &["w", "p", "o", "t", "u", "f", "s"]);
+    assert_eq!(
+        said(&steps),
+        [
+            "depart: Centre Street",
+            "turn right: Park Row",
+            "uturn uturn: Park Row",
+            "arrive: Park Row"
+        ]
+    );
+}
+
+#[test]
 fn obvious_name_changes_and_short_name_stretches_are_not_announced() {
     let mut m = Map::new();
     let names = [
