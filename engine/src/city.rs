@@ -1000,6 +1000,13 @@ impl City {
 
     /// Bytes held by the graph, hierarchy, index and the current metrics.
     pub fn memory_bytes(&self) -> usize {
+        self.memory_breakdown().iter().map(|&(_, b)| b).sum()
+    }
+
+    /// [`City::memory_bytes`] by part: the graph, the turn model, the hierarchy's topology, the
+    /// snapping index, the adjacency, and per loaded metric its weights, its unpacking data (which
+    /// triangle gave each weight) and its pruned query graph.
+    pub fn memory_breakdown(&self) -> Vec<(String, usize)> {
         let g = &self.graph;
         let graph = 4
             * (g.node_lon.len() * 4
@@ -1008,15 +1015,30 @@ impl City {
                 + g.way_osm_id.len() * 6)
             + g.string_bytes.len()
             + g.arc_attrs.len() * 2;
+        let mut out = vec![
+            ("graph".to_string(), graph),
+            ("turn model".to_string(), self.turns.memory_bytes()),
+            ("hierarchy topology".to_string(), self.cch.memory_bytes()),
+            ("snapping index".to_string(), self.snap_index.memory_bytes()),
+            ("adjacency".to_string(), self.adjacency.arc.len() * 8),
+        ];
         let st = self.state.read().unwrap();
-        let metrics: usize = st.base.iter().map(|m| m.memory_bytes()).sum::<usize>()
-            + st.cache.values().map(|m| m.memory_bytes()).sum::<usize>();
-        graph
-            + self.turns.memory_bytes()
-            + self.cch.memory_bytes()
-            + self.snap_index.memory_bytes()
-            + metrics
-            + self.adjacency.arc.len() * 8
+        let metrics = st.base.iter().chain(st.cache.values());
+        let (mut weights, mut via, mut pruned, mut count) = (0, 0, 0, 0);
+        for m in metrics {
+            let h = &m.hierarchy;
+            count += 1;
+            weights += 4 * (h.fw.len() + h.bw.len() + h.input_weights.len() + m.arc_weights.len());
+            via += 8 * (h.fw_via.len() + h.bw_via.len());
+            pruned += h
+                .pruned
+                .get()
+                .map_or(0, crate::cch::PrunedGraph::memory_bytes);
+        }
+        out.push((format!("{count} metrics: weights"), weights));
+        out.push((format!("{count} metrics: unpacking (via)"), via));
+        out.push((format!("{count} metrics: pruned query graphs"), pruned));
+        out
     }
 }
 

@@ -430,6 +430,10 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
     );
     let partial_update_only = summary(partial_update_only);
     let memory = city.memory_bytes();
+    let breakdown = city.memory_breakdown();
+    for (part, bytes) in &breakdown {
+        eprintln!("  memory: {part:<36} {:>8.1} MB", *bytes as f64 / 1e6);
+    }
     rows.push(format!(
         "nyc-manhattan-below-42nd {} nodes {} arcs ({} CCH arcs): CCH distance {:.2} µs p50, with path {:.2} µs p50 / {:.2} p99; Dijkstra {:.0} µs p50 ({:.0}× slower)",
         n, g.arc_count(), city.cch.arc_count(), median_us(&dist_only), median_us(&with_path),
@@ -457,6 +461,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         "full_customization": custom, "pruning_after_customization": prune, "partial_customization_100_arcs": partial,
         "update_arcs_100_all_cycling_metrics": update_all, "partial_customization_100_arcs_without_copy": partial_update_only, "avoidance_added_and_live": avoid_live,
         "memory_bytes": memory, "build_s": build_s, "load_s": load_s,
+        "memory_breakdown": breakdown.iter().map(|(p, b)| json!({ "part": p, "bytes": b })).collect::<Vec<_>>(),
         "directions_2500_3500_m": directions, "directions_route_json_bytes": directions_bytes,
     })
 }
