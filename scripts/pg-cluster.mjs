@@ -99,7 +99,10 @@ export async function startPostgres(options = {}) {
     resume: start,
     stop: () => {
       try {
-        as('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+        // Not running (halted and not resumed): nothing to stop, only files to remove.
+        if (fs.existsSync(path.join(data, 'postmaster.pid'))) {
+          as('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+        }
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }

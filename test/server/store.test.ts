@@ -257,11 +257,12 @@ describe('PostgreSQL going away and coming back', () => {
     expect(refused.statusCode).toBe(503);
     expect(refused.headers['retry-after']).toBe('5');
     expect(refused.json().error).toBe('Storage unavailable');
-    // Failing fast, not holding the event loop: the store reconnects in the background.
-    expect(performance.now() - started).toBeLessThan(3000);
+    // Failing fast, not waiting out a time-out (a statement's is 10 s): the store reconnects in
+    // the background. (Generous bounds: a sign-up hashes a password first, on a loaded machine.)
+    expect(performance.now() - started).toBeLessThan(2500);
     const again = performance.now();
     expect((await signup('down2@example.org')).statusCode).toBe(503);
-    expect(performance.now() - again).toBeLessThan(200);
+    expect(performance.now() - again).toBeLessThan(2500);
     // Routing needs no database round trip: the key and the disruptions are cached.
     expect((await directions()).statusCode).toBe(200);
     own.resume();
