@@ -221,7 +221,12 @@ describe('PostgreSQL going away and coming back', () => {
     own = await startPostgres();
     buildGraph('nyc', [path.join(SHARED_DATA, 'osm/nyc-soho-tiny.osm.pbf')], path.join(dataDir, 'graphs'));
     app = await buildApp({
-      config: testConfig({ QUIETWAY_DATA_DIR: dataDir, QUIETWAY_DATABASE_URL: own.url }),
+      // The report analysis worker reads the store every 100 ms, outage or not.
+      config: testConfig({
+        QUIETWAY_DATA_DIR: dataDir,
+        QUIETWAY_DATABASE_URL: own.url,
+        QUIETWAY_REPORT_ANALYSIS_MS: '100',
+      }),
     });
     key = issueKey(app.repos, { kind: 'app', name: 'outage', source: null, legacyV1: false }).key;
   }, 120_000);
@@ -265,6 +270,9 @@ describe('PostgreSQL going away and coming back', () => {
     expect(performance.now() - again).toBeLessThan(2500);
     // Routing needs no database round trip: the key and the disruptions are cached.
     expect((await directions()).statusCode).toBe(200);
+    // Background work that reads the store (the analysis worker) logs and waits: an unhandled
+    // rejection here would end a server process (and fail this run).
+    await new Promise((r) => setTimeout(r, 400));
     own.resume();
     const deadline = Date.now() + 10_000;
     let res = await signup('back@example.org');

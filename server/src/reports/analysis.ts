@@ -627,7 +627,7 @@ export class AnalysisWorker {
 
   start(): void {
     if (this.intervalMs <= 0 || this.timer) return;
-    this.timer = setInterval(() => void this.run(), this.intervalMs);
+    this.timer = setInterval(() => this.background(), this.intervalMs);
     this.timer.unref();
   }
 
@@ -639,7 +639,17 @@ export class AnalysisWorker {
   /** Asks for a run soon (after a submission), outside the request that asked. */
   kick(): void {
     if (this.intervalMs <= 0) return;
-    setImmediate(() => void this.run());
+    setImmediate(() => this.background());
+  }
+
+  /**
+   * A run from the timer: a store that cannot be read (PostgreSQL down, SQLite busy) is logged and
+   * the next tick tries again; it must never become an unhandled rejection (which ends the process).
+   */
+  private background(): void {
+    this.run().catch((err) => {
+      this.log.warn({ err }, 'report analysis: the store could not be read; tried again next run');
+    });
   }
 
   /** Analyses every waiting report; resolves when the queue is empty. */
