@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use quietway_engine::avoid::{Avoidance, Schedule, Severity};
 use quietway_engine::cch::{CustomizedMetric, INF_WEIGHT, Weight};
-use quietway_engine::city::{City, Profile, RouteRequest};
+use quietway_engine::city::{City, Profile, RouteRequest, SNAP_SLACK_M};
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
 use quietway_engine::testing::{Rng, reference_dijkstra};
@@ -218,43 +218,61 @@ fn routes_between_snapped_points_are_shortest() {
             if ea == eb {
                 continue; // a trip along one segment needs no search
             }
-            // Reference: Dijkstra on the turn model from the arcs the first snap starts on to
-            // every routing node of the arcs the second one ends on.
+            // The nearest candidate at each end: another one pays for the metres it lies farther
+            // from the point, at the rate of the arc it is ridden on (see `City::leg_between`).
+            let nearest = |p: [f64; 2]| {
+                city.snap_candidates(p[0], p[1], kinds[0], &metrics[0], None, SNAP_SLACK_M)[0]
+                    .distance_m
+            };
+            let (near_a, near_b) = (nearest(req.waypoints[0]), nearest(req.waypoints[1]));
+            // Reference: Dijkstra on the turn model from the arcs the chosen start lies on to every
+            // routing node of the arcs the chosen end lies on, each end's extra added per arc.
             let part = |x: Weight, f: f64| (x as f64 * f).round() as Weight;
             let wants: Vec<Weight> = metrics
                 .iter()
                 .map(|metric| {
                     let w = &metric.arc_weights;
-                    let mut seeds = vec![];
+                    let extra = |arc: u32, m: f64| -> Weight {
+                        let len = g.arc_length_m(arc) as f64;
+                        if m <= 0.0 || len <= 0.0 || w[arc as usize] >= INF_WEIGHT {
+                            0
+                        } else {
+                            (w[arc as usize] as f64 * m / len)
+                                .round()
+                                .min(INF_WEIGHT as f64 / 4.0) as Weight
+                        }
+                    };
+                    let mut want = INF_WEIGHT;
                     for (arc, f, ok) in [
                         (2 * ea, a.t, a.forward),
                         (2 * ea + 1, 1.0 - a.t, a.backward),
                     ] {
-                        if ok && w[arc as usize] < INF_WEIGHT {
-                            seeds.push((arc, part(w[arc as usize], 1.0 - f)));
-                        }
-                    }
-                    let dist = reference(&city, &metric.input_weights, &seeds);
-                    let mut want = INF_WEIGHT;
-                    for (arc, f) in [(2 * eb, b.t), (2 * eb + 1, 1.0 - b.t)] {
-                        let wa = w[arc as usize];
-                        if wa >= INF_WEIGHT {
+                        if !ok || w[arc as usize] >= INF_WEIGHT {
                             continue;
                         }
-                        for x in city.turns.nodes_of_arc(arc) {
-                            if dist[x as usize] < INF_WEIGHT {
-                                want = want.min(dist[x as usize] - (wa - part(wa, f)));
+                        let start =
+                            part(w[arc as usize], 1.0 - f) + extra(arc, a.distance_m - near_a);
+                        let dist = reference(&city, &metric.input_weights, &[(arc, start)]);
+                        for (arc, f) in [(2 * eb, b.t), (2 * eb + 1, 1.0 - b.t)] {
+                            let wa = w[arc as usize];
+                            if wa >= INF_WEIGHT {
+                                continue;
+                            }
+                            let x = extra(arc, b.distance_m - near_b);
+                            for n in city.turns.nodes_of_arc(arc) {
+                                if dist[n as usize] < INF_WEIGHT {
+                                    want = want.min(dist[n as usize] - (wa - part(wa, f)) + x);
+                                }
                             }
                         }
                     }
                     want
                 })
                 .collect();
-            // A snapping candidate other than the nearest pays its extra metres on top of the path.
-            let path_weight = route.legs[0].weight - route.legs[0].snap_extra;
             assert!(
-                wants.contains(&path_weight),
-                "seed {seed}: weight {path_weight} not among {wants:?}",
+                wants.contains(&route.legs[0].weight),
+                "seed {seed}: weight {} not among {wants:?}",
+                route.legs[0].weight
             );
             // Pieces are contiguous.
             for p in route.legs[0].pieces.windows(2) {
