@@ -110,6 +110,10 @@ pub struct TurnCosts {
     pub sharp_seconds: f64,
     /// Turning back at a dead end (elsewhere a U-turn is never taken).
     pub u_turn_seconds: f64,
+    /// Turning back across a divided road: entering a crossover that leads only back along the other
+    /// carriageway (`turn_flags::TURN_BACK`).
+    #[serde(default = "default_turn_back_seconds")]
+    pub turn_back_seconds: f64,
     /// Passing a junction with traffic signals (the average wait).
     pub signal_seconds: f64,
     /// A stop sign or give-way that applies to the arc arriving.
@@ -121,6 +125,10 @@ pub struct TurnCosts {
     pub cross_very_busy_seconds: f64,
 }
 
+fn default_turn_back_seconds() -> f64 {
+    60.0
+}
+
 impl Default for TurnCosts {
     fn default() -> Self {
         TurnCosts {
@@ -129,6 +137,7 @@ impl Default for TurnCosts {
             far_side_seconds: 5.0,
             sharp_seconds: 8.0,
             u_turn_seconds: 15.0,
+            turn_back_seconds: default_turn_back_seconds(),
             signal_seconds: 8.0,
             stop_seconds: 3.0,
             cross_moderate_seconds: 0.0,
@@ -259,6 +268,7 @@ impl WeightingModel {
                 ("far_side_seconds", t.far_side_seconds),
                 ("sharp_seconds", t.sharp_seconds),
                 ("u_turn_seconds", t.u_turn_seconds),
+                ("turn_back_seconds", t.turn_back_seconds),
                 ("signal_seconds", t.signal_seconds),
                 ("stop_seconds", t.stop_seconds),
                 ("cross_moderate_seconds", t.cross_moderate_seconds),
@@ -488,6 +498,9 @@ impl WeightingModel {
                         }
                         if g.arc_attrs[a as usize].head_control() {
                             c += costs.stop_seconds;
+                        }
+                        if flags & turn_flags::TURN_BACK != 0 {
+                            c += costs.turn_back_seconds;
                         }
                         add(wb, secs(c))
                     }
