@@ -138,18 +138,6 @@ fn plan(city: &City, a: [f64; 2], b: [f64; 2], mode: Mode) -> Option<Planned> {
         }));
     }
     let (s, e) = (route.waypoints.first()?, route.waypoints.last()?);
-    if std::env::var_os("QUIETWAY_DUMP_UTURNS").is_some() && steps.iter().any(|s| s.uturn) {
-        // Diagnosis aid: the trip and its steps, for every route that has a U-turn step.
-        eprintln!("U-turn in {mode:?} {a:?} -> {b:?}");
-        for s in &steps {
-            eprintln!(
-                "    {:>7.1} m  {}{}",
-                s.distance_m,
-                if s.uturn { "U-TURN " } else { "" },
-                s.road
-            );
-        }
-    }
     Some(Planned {
         length_m,
         busy_m,
@@ -158,6 +146,23 @@ fn plan(city: &City, a: [f64; 2], b: [f64; 2], mode: Mode) -> Option<Planned> {
         snap_m: s.distance_m.max(e.distance_m),
         steps,
     })
+}
+
+/// Diagnosis aid (`QUIETWAY_DUMP_UTURNS`): the trip and its steps, for every counted route that has
+/// a U-turn step.
+fn dump_uturns(a: [f64; 2], b: [f64; 2], planned: &Planned, mode: Mode) {
+    if !planned.steps.iter().any(|s| s.uturn) {
+        return;
+    }
+    eprintln!("U-turn in {mode:?} {a:?} -> {b:?}");
+    for s in &planned.steps {
+        eprintln!(
+            "    {:>7.1} m  {}{}",
+            s.distance_m,
+            if s.uturn { "U-TURN " } else { "" },
+            s.road
+        );
+    }
 }
 
 // ---- The benchmark.
@@ -317,6 +322,10 @@ fn bench_city(shared: &Path, city_id: &str, file: &str) -> Value {
         walk_crow.push(w.length_m / crow_m(w.from, w.to));
         busy_direct += d.busy_m;
         busy_supersafe += s.busy_m;
+        if std::env::var_os("QUIETWAY_DUMP_UTURNS").is_some() {
+            dump_uturns(a, b, &d, Mode::Direct);
+            dump_uturns(a, b, &s, Mode::SuperSafe);
+        }
         direct_steps.add(&d);
         supersafe_steps.add(&s);
     }
