@@ -10,6 +10,7 @@
 //! Ids: nodes are ranks (`rank[node]`); a CCH arc `(x, y)` with `x < y` is stored once in `x`'s upward
 //! list; `fw` is the weight of travelling `x → y`, `bw` of `y → x`.
 
+use crate::cow::CowVec;
 use crate::graph::{ArcId, NodeId};
 
 pub type Weight = u32;
@@ -296,12 +297,12 @@ impl Cch {
         let a = arc as usize;
         if self.input_upward[input] {
             if w < m.fw[a] {
-                m.fw[a] = w;
-                m.fw_via[a] = [input as u32 | INPUT_BIT, u32::MAX];
+                m.fw.set(a, w);
+                m.fw_via.set(a, [input as u32 | INPUT_BIT, u32::MAX]);
             }
         } else if w < m.bw[a] {
-            m.bw[a] = w;
-            m.bw_via[a] = [input as u32 | INPUT_BIT, u32::MAX];
+            m.bw.set(a, w);
+            m.bw_via.set(a, [input as u32 | INPUT_BIT, u32::MAX]);
         }
     }
 
@@ -309,23 +310,29 @@ impl Cch {
     /// Independent elimination subtrees are customized in parallel.
     pub fn customize(&self, input_weights: &[Weight]) -> CustomizedMetric {
         let m = self.arc_count();
-        let mut metric = CustomizedMetric {
-            fw: vec![INF_WEIGHT; m],
-            bw: vec![INF_WEIGHT; m],
-            fw_via: vec![NO_VIA; m],
-            bw_via: vec![NO_VIA; m],
-            input_weights: input_weights.to_vec(),
-            pruned: std::sync::OnceLock::new(),
-            uses: Default::default(),
-        };
+        let (mut fw, mut bw) = (vec![INF_WEIGHT; m], vec![INF_WEIGHT; m]);
+        let (mut fw_via, mut bw_via) = (vec![NO_VIA; m], vec![NO_VIA; m]);
         for (i, &w) in input_weights.iter().enumerate() {
-            self.seed(i, w, &mut metric);
+            let arc = self.input_cch_arc[i];
+            if arc == u32::MAX {
+                continue;
+            }
+            let a = arc as usize;
+            let (weight, via) = if self.input_upward[i] {
+                (&mut fw[a], &mut fw_via[a])
+            } else {
+                (&mut bw[a], &mut bw_via[a])
+            };
+            if w < *weight {
+                *weight = w;
+                *via = [i as u32 | INPUT_BIT, u32::MAX];
+            }
         }
         let raw = RawMetric {
-            fw: metric.fw.as_mut_ptr(),
-            bw: metric.bw.as_mut_ptr(),
-            fw_via: metric.fw_via.as_mut_ptr(),
-            bw_via: metric.bw_via.as_mut_ptr(),
+            fw: fw.as_mut_ptr(),
+            bw: bw.as_mut_ptr(),
+            fw_via: fw_via.as_mut_ptr(),
+            bw_via: bw_via.as_mut_ptr(),
         };
         let roots = self.roots();
         rayon::scope(|s| {
@@ -334,7 +341,26 @@ impl Cch {
                 s.spawn(move |_| self.customize_subtree(r, raw));
             }
         });
-        metric
+        // Stored in shared chunks, so the metrics derived from this one by live changes copy only
+        // what they change (crate::cow).
+        let ((fw, bw), (fw_via, bw_via)) = rayon::join(
+            || rayon::join(|| CowVec::from_slice(&fw), || CowVec::from_slice(&bw)),
+            || {
+                rayon::join(
+                    || CowVec::from_slice(&fw_via),
+                    || CowVec::from_slice(&bw_via),
+                )
+            },
+        );
+        CustomizedMetric {
+            fw,
+            bw,
+            fw_via,
+            bw_via,
+            input_weights: input_weights.to_vec(),
+            pruned: std::sync::OnceLock::new(),
+            uses: Default::default(),
+        }
     }
 
     /// Roots of the elimination forest.
@@ -447,18 +473,18 @@ impl Cch {
                 bv = [xy as u32, xz as u32];
             }
         }
-        metric.fw[b] = fw;
-        metric.bw[b] = bw;
-        metric.fw_via[b] = fv;
-        metric.bw_via[b] = bv;
+        metric.fw.set(b, fw);
+        metric.bw.set(b, bw);
+        metric.fw_via.set(b, fv);
+        metric.bw_via.set(b, bv);
     }
 
     /// Recomputes one CCH arc from its input arcs and lower triangles.
     fn recompute(&self, a: usize, metric: &mut CustomizedMetric, inputs_of: &[Vec<u32>]) {
-        metric.fw[a] = INF_WEIGHT;
-        metric.bw[a] = INF_WEIGHT;
-        metric.fw_via[a] = NO_VIA;
-        metric.bw_via[a] = NO_VIA;
+        metric.fw.set(a, INF_WEIGHT);
+        metric.bw.set(a, INF_WEIGHT);
+        metric.fw_via.set(a, NO_VIA);
+        metric.bw_via.set(a, NO_VIA);
         for &i in &inputs_of[a] {
             let w = metric.input_weights[i as usize];
             self.seed(i as usize, w, metric);
@@ -593,12 +619,12 @@ impl Cch {
                         }
                         let t = [lo as u32, hi as u32];
                         if nf < cf {
-                            metric.fw[b] = nf;
-                            metric.fw_via[b] = t;
+                            metric.fw.set(b, nf);
+                            metric.fw_via.set(b, t);
                         }
                         if nb < cb {
-                            metric.bw[b] = nb;
-                            metric.bw_via[b] = t;
+                            metric.bw.set(b, nb);
+                            metric.bw_via.set(b, t);
                         }
                         set(&mut pending, b as u32);
                     }
@@ -689,7 +715,7 @@ impl Cch {
     /// an arc's weight is final once every arc above its lower endpoint is, and disjoint subtrees
     /// run in parallel.
     pub fn prune(&self, metric: &CustomizedMetric) -> PrunedGraph {
-        let (mut pf, mut pb) = (metric.fw.clone(), metric.bw.clone());
+        let (mut pf, mut pb) = (metric.fw.to_vec(), metric.bw.to_vec());
         let raw = RawPair {
             fw: pf.as_mut_ptr(),
             bw: pb.as_mut_ptr(),
@@ -702,7 +728,7 @@ impl Cch {
             }
         });
         let n = self.node_count();
-        let build = |basic: &[Weight], perfect: &[Weight]| {
+        let build = |basic: &CowVec<Weight>, perfect: &[Weight]| {
             let mut first = Vec::with_capacity(n + 1);
             let (mut arcs, mut ids) = (Vec::new(), Vec::new());
             first.push(0u32);
@@ -843,11 +869,11 @@ pub const NO_VIA: Via = [u32::MAX, u32::MAX];
 
 /// Shortcut weights of one metric, and how to unpack each shortcut.
 pub struct CustomizedMetric {
-    pub fw: Vec<Weight>,
-    pub bw: Vec<Weight>,
+    pub fw: CowVec<Weight>,
+    pub bw: CowVec<Weight>,
     /// How each weight arises (see [`Via`]).
-    pub fw_via: Vec<Via>,
-    pub bw_via: Vec<Via>,
+    pub fw_via: CowVec<Via>,
+    pub bw_via: CowVec<Via>,
     /// The input weights this metric was customized with.
     pub input_weights: Vec<Weight>,
     /// The pruned query graph, once [`Cch::prune`] has run for these weights; queries use it when
@@ -900,11 +926,14 @@ impl CustomizedMetric {
 impl Cch {
     /// Appends the input arcs of CCH arc `a` travelled upward (`fw`) or downward, in travel order.
     pub fn unpack(&self, metric: &CustomizedMetric, a: u32, upward: bool, out: &mut Vec<ArcId>) {
-        let via = if upward {
-            metric.fw_via[a as usize]
+        let vias = if upward {
+            &metric.fw_via
         } else {
-            metric.bw_via[a as usize]
+            &metric.bw_via
         };
+        assert!((a as usize) < vias.len());
+        // SAFETY: checked above.
+        let via = unsafe { vias.get_unchecked(a as usize) };
         let [xy, xz] = via;
         if xz == u32::MAX {
             if xy != u32::MAX {

@@ -4,6 +4,7 @@
 pub mod avoid;
 pub mod cch;
 pub mod city;
+pub mod cow;
 pub mod dijkstra;
 pub mod directions;
 pub mod format;

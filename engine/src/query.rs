@@ -179,6 +179,8 @@ impl CchQuery {
     // Arc ids index several parallel arrays (heads, weights, predecessors).
     #[allow(clippy::needless_range_loop)]
     pub fn run_full(&mut self, cch: &Cch, metric: &CustomizedMetric) -> &mut Self {
+        // Every arc below is < up_first[n] = arc_count, so the weights are read unchecked.
+        assert!(metric.fw.len() == cch.arc_count() && metric.bw.len() == cch.arc_count());
         let (fwd, bwd) = self.seed_and_collect(cch);
         // Relax each node's upward arcs on the sides it belongs to.
         let (up_first, up_head) = (&cch.up_first, &cch.up_head);
@@ -193,7 +195,8 @@ impl CchQuery {
                 if dx < self.best {
                     for a in s..e {
                         let y = up_head[a] as usize;
-                        let d = dx.saturating_add(metric.fw[a]);
+                        // SAFETY: a < arc_count (asserted above).
+                        let d = dx.saturating_add(unsafe { metric.fw.get_unchecked(a) });
                         if d < self.df[y] {
                             self.df[y] = d;
                             self.pf[y] = a as u32;
@@ -206,7 +209,8 @@ impl CchQuery {
                 if dx < self.best {
                     for a in s..e {
                         let y = up_head[a] as usize;
-                        let d = dx.saturating_add(metric.bw[a]);
+                        // SAFETY: as above.
+                        let d = dx.saturating_add(unsafe { metric.bw.get_unchecked(a) });
                         if d < self.db[y] {
                             self.db[y] = d;
                             self.pb[y] = a as u32;

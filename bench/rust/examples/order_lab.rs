@@ -46,7 +46,7 @@ fn stats(
     times.sort_unstable();
     // Relaxations per search side: up-degree summed over the ancestors, all arcs vs arcs that
     // survive perfect customization (finite and not improved through a higher node).
-    let (mut pf, mut pb) = (m.fw.clone(), m.bw.clone());
+    let (mut pf, mut pb) = (m.fw.to_vec(), m.bw.to_vec());
     for b in (0..cch.arc_count()).rev() {
         for (xy, xz) in cch.lower_triangles(b as u32) {
             let (xy, xz) = (xy as usize, xz as usize);
