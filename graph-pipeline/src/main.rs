@@ -199,7 +199,7 @@ fn run() -> Result<(), String> {
         "ordering the turn model for the hierarchy",
         turns.node_count() as u64,
     );
-    graph.order = turns.order(&graph);
+    graph.order = quietway_engine::order::turn_graph_order(&turns, &graph);
 
     progress.phase("writing the graph", 0);
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;

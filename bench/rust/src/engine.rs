@@ -200,7 +200,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         &graph,
         &quietway_engine::turns::stored_restrictions(&graph),
     );
-    graph.order = turns.order(&graph);
+    graph.order = quietway_engine::order::turn_graph_order(&turns, &graph);
     drop(turns);
     let build_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();

@@ -8,6 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod format;
+pub mod turns;
+
 pub type NodeId = u32;
 pub type EdgeId = u32;
 pub type ArcId = u32;

@@ -1,9 +1,9 @@
 //! Randomized differential tests of the hierarchy against a plain Dijkstra, seeds logged so a
 //! failure reproduces: `QW_SEED=<seed> cargo test -p quietway-engine differential`.
 
+use crate::cch::order::{edge_pairs, order_for};
+use crate::cch::query::CchQuery;
 use crate::cch::{Cch, INF_WEIGHT};
-use crate::order::{edge_pairs, order_for};
-use crate::query::CchQuery;
 use crate::testing::{Rng, random_graph, reference_dijkstra};
 
 fn seeds() -> Vec<u64> {

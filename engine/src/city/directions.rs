@@ -2,9 +2,11 @@
 //! object written as JSON (the bulk of a directions response), with what a server puts beside it.
 
 use crate::city::{City, Route, RouteError, RouteRequest};
+use crate::guidance::words::{
+    WordedLeg, route_json, route_size_hint, write_route, write_waypoints,
+};
 use crate::guidance::{Step, Stop};
 use crate::snap::Snap;
-use crate::words::{WordedLeg, route_json, route_size_hint, write_route, write_waypoints};
 
 /// A snapped waypoint as the API shows it.
 #[derive(Clone, Debug)]

@@ -7,6 +7,7 @@
 //! highest ranks;
 //! both halves are ordered recursively (in parallel) and small cells by ascending degree.
 
+use crate::graph::turns::TurnGraph;
 use crate::graph::{CityGraph, NodeId};
 
 /// Rank → node: `order[r]` is the node contracted r-th (the top of the hierarchy is last).
@@ -613,6 +614,31 @@ fn min_edge_cut(cell: &Cell, dir: [f64; 2]) -> (usize, Vec<u32>, Vec<u32>) {
         }
     }
     (cut, left, right)
+}
+
+/// The CCH order of a turn graph's routing nodes: nested dissection of the junction graph by edge
+/// cuts ([`order_line_graph`]), which keeps each junction's turns inside one cell.
+pub fn turn_graph_order(turns: &TurnGraph, g: &CityGraph) -> Vec<u32> {
+    let coords: Vec<[f64; 2]> = (0..g.node_count())
+        .map(|v| {
+            let [lon, lat] = g.node_lon_lat(v as NodeId);
+            [lon * lat.to_radians().cos().max(0.1), lat]
+        })
+        .collect();
+    let pairs: Vec<(u32, u32)> = turns
+        .node_arc
+        .iter()
+        .map(|&a| {
+            let (t, h) = (g.arc_tail(a), g.arc_head(a));
+            (t.min(h), t.max(h))
+        })
+        .collect();
+    let mut degree = vec![0u32; turns.node_count()];
+    for (&f, &t) in turns.turn_from.iter().zip(&turns.turn_to) {
+        degree[f as usize] += 1;
+        degree[t as usize] += 1;
+    }
+    order_line_graph(g.node_count(), &coords, &pairs, &degree)
 }
 
 #[cfg(test)]

@@ -253,32 +253,6 @@ impl TurnGraph {
         )
     }
 
-    /// Nested-dissection order of the routing nodes, each placed at its segment's midpoint.
-    /// The CCH order of the routing nodes: nested dissection of the junction graph by edge cuts
-    /// (`order::order_line_graph`), which keeps each junction's turns inside one cell.
-    pub fn order(&self, g: &CityGraph) -> Vec<u32> {
-        let coords: Vec<[f64; 2]> = (0..g.node_count())
-            .map(|v| {
-                let [lon, lat] = g.node_lon_lat(v as NodeId);
-                [lon * lat.to_radians().cos().max(0.1), lat]
-            })
-            .collect();
-        let pairs: Vec<(u32, u32)> = self
-            .node_arc
-            .iter()
-            .map(|&a| {
-                let (t, h) = (g.arc_tail(a), g.arc_head(a));
-                (t.min(h), t.max(h))
-            })
-            .collect();
-        let mut degree = vec![0u32; self.node_count()];
-        for (&f, &t) in self.turn_from.iter().zip(&self.turn_to) {
-            degree[f as usize] += 1;
-            degree[t as usize] += 1;
-        }
-        crate::order::order_line_graph(g.node_count(), &coords, &pairs, &degree)
-    }
-
     pub fn memory_bytes(&self) -> usize {
         4 * (self.node_arc.len()
             + self.turn_from.len()

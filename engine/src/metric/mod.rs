@@ -2,9 +2,11 @@
 //! engine's metrics. Changing it is a re-customization, never a rebuild.
 
 use crate::cch::{INF_WEIGHT, Weight, add};
+use crate::graph::turns::{TurnGraph, turn_flags};
 use crate::graph::{ArcId, BikeAccess, CityGraph, NodeId, SafetyClass, TrafficControl, way_flags};
-use crate::turns::{TurnGraph, turn_flags};
 use serde::{Deserialize, Serialize};
+
+pub mod avoid;
 
 /// Weights are tenths of a (penalised) second.
 pub const WEIGHT_PER_SECOND: f64 = 10.0;
@@ -217,7 +219,7 @@ pub struct WeightingModel {
     pub supersafe_detour: DetourBudget,
 }
 
-pub const DEFAULT_MODEL_JSON: &str = include_str!("../weighting.json");
+pub const DEFAULT_MODEL_JSON: &str = include_str!("../../weighting.json");
 
 impl Default for WeightingModel {
     fn default() -> Self {
@@ -468,7 +470,7 @@ impl WeightingModel {
                         wb
                     } else {
                         let mut c = 0.0;
-                        let angle = crate::turns::turn_angle(g, a, b) as f64;
+                        let angle = crate::graph::turns::turn_angle(g, a, b) as f64;
                         let straight = angle.abs() <= costs.straight_degrees;
                         let near_side = if keep_left { angle < 0.0 } else { angle > 0.0 };
                         if !straight {

@@ -1,0 +1,438 @@
+//! Customization: basic (every shortcut weight from the input weights, bottom up over the
+//! elimination tree, subtrees in parallel) and partial (a few changed input arcs re-customize only
+//! what they affect), and unpacking a shortcut into input arcs.
+
+use super::cow::CowVec;
+use super::{Cch, INF_WEIGHT, IdHash, PARALLEL_NODES, PrunedGraph, SCRATCH, Weight, add};
+use crate::graph::ArcId;
+
+impl Cch {
+    /// Respects one input arc's weight on its CCH arc (the minimum over parallel arcs wins).
+    #[inline]
+    fn seed(&self, input: usize, w: Weight, m: &mut CustomizedMetric) {
+        let arc = self.input_cch_arc[input];
+        if arc == u32::MAX {
+            return;
+        }
+        let a = arc as usize;
+        if self.input_upward[input] {
+            if w < m.fw[a] {
+                m.fw.set(a, w);
+                m.fw_via.set(a, [input as u32 | INPUT_BIT, u32::MAX]);
+            }
+        } else if w < m.bw[a] {
+            m.bw.set(a, w);
+            m.bw_via.set(a, [input as u32 | INPUT_BIT, u32::MAX]);
+        }
+    }
+
+    /// Basic customization: input weights (one per input arc, INF = impassable) → shortcut weights.
+    /// Independent elimination subtrees are customized in parallel.
+    pub fn customize(&self, input_weights: &[Weight]) -> CustomizedMetric {
+        let m = self.arc_count();
+        let (mut fw, mut bw) = (vec![INF_WEIGHT; m], vec![INF_WEIGHT; m]);
+        let (mut fw_via, mut bw_via) = (vec![NO_VIA; m], vec![NO_VIA; m]);
+        for (i, &w) in input_weights.iter().enumerate() {
+            let arc = self.input_cch_arc[i];
+            if arc == u32::MAX {
+                continue;
+            }
+            let a = arc as usize;
+            let (weight, via) = if self.input_upward[i] {
+                (&mut fw[a], &mut fw_via[a])
+            } else {
+                (&mut bw[a], &mut bw_via[a])
+            };
+            if w < *weight {
+                *weight = w;
+                *via = [i as u32 | INPUT_BIT, u32::MAX];
+            }
+        }
+        let raw = RawMetric {
+            fw: fw.as_mut_ptr(),
+            bw: bw.as_mut_ptr(),
+            fw_via: fw_via.as_mut_ptr(),
+            bw_via: bw_via.as_mut_ptr(),
+        };
+        let roots = self.roots();
+        rayon::scope(|s| {
+            for &r in &roots {
+                let raw = &raw;
+                s.spawn(move |_| self.customize_subtree(r, raw));
+            }
+        });
+        // Stored in shared chunks, so the metrics derived from this one by live changes copy only
+        // what they change (crate::cch::cow).
+        let ((fw, bw), (fw_via, bw_via)) = rayon::join(
+            || rayon::join(|| CowVec::from_slice(&fw), || CowVec::from_slice(&bw)),
+            || {
+                rayon::join(
+                    || CowVec::from_slice(&fw_via),
+                    || CowVec::from_slice(&bw_via),
+                )
+            },
+        );
+        CustomizedMetric {
+            fw,
+            bw,
+            fw_via,
+            bw_via,
+            input_weights: input_weights.to_vec(),
+            pruned: std::sync::OnceLock::new(),
+            uses: Default::default(),
+        }
+    }
+
+    /// Customizes the subtree below and including `root`: children's subtrees first (in parallel when
+    /// large), then the chain up to `root`. Subtrees are disjoint rank ranges, hence disjoint arc ranges.
+    fn customize_subtree(&self, root: u32, raw: &RawMetric) {
+        let lo = root + 1 - self.subtree_size[root as usize];
+        if self.subtree_size[root as usize] < PARALLEL_NODES {
+            self.relax_ranks(lo, root, raw);
+            return;
+        }
+        // Children first, in parallel; then the chain from the branching node up to `root`.
+        let (x, kids) = self.branching_below(root);
+        rayon::scope(|s| {
+            for &c in kids {
+                s.spawn(move |_| self.customize_subtree(c, raw));
+            }
+        });
+        self.relax_ranks(x, root, raw);
+    }
+
+    /// Relaxes the lower triangles of every arc whose lower endpoint lies in `lo..=hi`, in order.
+    /// Per lower endpoint `y`: each arc `(x, y)` below it forms a triangle with every later arc
+    /// `(x, z)` of `x`'s upward list, and `(y, z)` is found through a scratch map from `z` to the
+    /// arc, so the work is one step per triangle with no triangle list read from memory.
+    fn relax_ranks(&self, lo: u32, hi: u32, raw: &RawMetric) {
+        SCRATCH.with(|cell| {
+            let mut pos = cell.borrow_mut();
+            if pos.len() < self.node_count() {
+                pos.resize(self.node_count(), 0);
+            }
+            for y in lo..=hi {
+                // SAFETY: tasks own disjoint rank ranges; every arc this touches (the arcs of y and
+                // the arcs of the x below y) has its lower endpoint in this task's subtree, so no
+                // two threads write or read-while-writing the same element.
+                unsafe { self.relax_node(y as usize, raw, &mut pos) };
+            }
+        })
+    }
+
+    #[inline(always)]
+    unsafe fn relax_node(&self, y: usize, m: &RawMetric, pos: &mut [u32]) {
+        let (s, e) = (self.up_first[y] as usize, self.up_first[y + 1] as usize);
+        if s == e {
+            return;
+        }
+        for a in s..e {
+            pos[self.up_head[a] as usize] = a as u32;
+        }
+        let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
+        unsafe {
+            for &xy in self.down_arc.get_unchecked(ds..de) {
+                let x = *self.arc_tail.get_unchecked(xy as usize) as usize;
+                let (fxy, bxy) = (*m.fw.add(xy as usize), *m.bw.add(xy as usize));
+                if fxy >= INF_WEIGHT && bxy >= INF_WEIGHT {
+                    continue;
+                }
+                let xe = *self.up_first.get_unchecked(x + 1) as usize;
+                for k in xy as usize + 1..xe {
+                    let b = *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
+                    let f = add(bxy, *m.fw.add(k));
+                    if f < *m.fw.add(b) {
+                        *m.fw.add(b) = f;
+                        *m.fw_via.add(b) = [xy, k as u32];
+                    }
+                    let r = add(*m.bw.add(k), fxy);
+                    if r < *m.bw.add(b) {
+                        *m.bw.add(b) = r;
+                        *m.bw_via.add(b) = [xy, k as u32];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Relaxes the lower triangles of one arc (partial customization).
+    fn relax_triangles(&self, b: usize, metric: &mut CustomizedMetric) {
+        let (mut fw, mut bw) = (metric.fw[b], metric.bw[b]);
+        let (mut fv, mut bv) = (metric.fw_via[b], metric.bw_via[b]);
+        for (xy, xz) in self.lower_triangles(b as u32) {
+            let (xy, xz) = (xy as usize, xz as usize);
+            let f = add(metric.bw[xy], metric.fw[xz]);
+            if f < fw {
+                fw = f;
+                fv = [xy as u32, xz as u32];
+            }
+            let r = add(metric.bw[xz], metric.fw[xy]);
+            if r < bw {
+                bw = r;
+                bv = [xy as u32, xz as u32];
+            }
+        }
+        metric.fw.set(b, fw);
+        metric.bw.set(b, bw);
+        metric.fw_via.set(b, fv);
+        metric.bw_via.set(b, bv);
+    }
+
+    /// Recomputes one CCH arc from its input arcs and lower triangles.
+    fn recompute(&self, a: usize, metric: &mut CustomizedMetric, inputs_of: &[Vec<u32>]) {
+        metric.fw.set(a, INF_WEIGHT);
+        metric.bw.set(a, INF_WEIGHT);
+        metric.fw_via.set(a, NO_VIA);
+        metric.bw_via.set(a, NO_VIA);
+        for &i in &inputs_of[a] {
+            let w = metric.input_weights[i as usize];
+            self.seed(i as usize, w, metric);
+        }
+        self.relax_triangles(a, metric);
+    }
+
+    /// CCH arc → the input arcs mapped onto it (for partial customization).
+    pub fn inputs_by_arc(&self) -> Vec<Vec<u32>> {
+        let mut out = vec![Vec::new(); self.arc_count()];
+        for (i, &a) in self.input_cch_arc.iter().enumerate() {
+            if a != u32::MAX {
+                out[a as usize].push(i as u32);
+            }
+        }
+        out
+    }
+
+    /// Partial customization: applies new weights of a few input arcs and re-customizes only what
+    /// they affect. Arcs are processed in ascending id (every arc an arc influences has a larger
+    /// lower endpoint, hence a larger id). When an arc's weight changes, each arc it forms a lower
+    /// triangle with is fixed in O(1) if the triangle got cheaper, and recomputed from all its
+    /// triangles only if its weight came from this triangle and the triangle got dearer.
+    ///
+    /// Invariant: every arc not marked for recomputation holds the minimum over its input arcs
+    /// and its triangles, each triangle summed from the weights its arcs have announced (the
+    /// current weight once an arc has been processed, the weight before this update until then).
+    pub fn update(
+        &self,
+        metric: &mut CustomizedMetric,
+        changes: &[(ArcId, Weight)],
+        inputs_of: &[Vec<u32>],
+    ) {
+        metric.pruned = std::sync::OnceLock::new();
+        let words = self.arc_count().div_ceil(64);
+        let mut pending = vec![0u64; words];
+        let mut recompute = vec![0u64; words];
+        let set = |d: &mut [u64], a: u32| d[a as usize >> 6] |= 1 << (a & 63);
+        let get = |d: &[u64], a: u32| d[a as usize >> 6] & (1 << (a & 63)) != 0;
+        // Weights of arcs changed before their turn, as they were (`modified` marks the keys, so
+        // the common case, an untouched arc, costs one bit test).
+        let mut old: std::collections::HashMap<u32, (Weight, Weight), IdHash> = Default::default();
+        let mut modified = vec![0u64; words];
+        let mut first = usize::MAX;
+        for &(input, w) in changes {
+            metric.input_weights[input as usize] = w;
+            let a = self.input_cch_arc[input as usize];
+            if a != u32::MAX {
+                set(&mut pending, a);
+                set(&mut recompute, a);
+                first = first.min(a as usize >> 6);
+            }
+        }
+        if first == usize::MAX {
+            return;
+        }
+        for word in first..words {
+            while pending[word] != 0 {
+                let bit = pending[word].trailing_zeros();
+                pending[word] &= pending[word] - 1;
+                let a = (word << 6) as u32 | bit;
+                let au = a as usize;
+                let (ofw, obw) = if get(&modified, a) {
+                    old[&a]
+                } else {
+                    (metric.fw[au], metric.bw[au])
+                };
+                if get(&recompute, a) {
+                    self.recompute(au, metric, inputs_of);
+                }
+                let (nfw, nbw) = (metric.fw[au], metric.bw[au]);
+                if nfw == ofw && nbw == obw {
+                    continue;
+                }
+                // Arc a = (x, y) forms the lower triangle of arc (min(y,z), max(y,z)) with (x, z),
+                // for every other z in up(x).
+                let x = self.arc_tail[au] as usize;
+                let y = self.up_head[au];
+                let (ys, ye) = (
+                    self.up_first[y as usize] as usize,
+                    self.up_first[y as usize + 1] as usize,
+                );
+                let mut yp = ys;
+                for i in self.up_first[x] as usize..self.up_first[x + 1] as usize {
+                    let z = self.up_head[i];
+                    if z == y {
+                        continue;
+                    }
+                    // The triangle's arcs at x to the lower and the higher endpoint of b.
+                    let (b, lo, hi) = if z > y {
+                        // (y, z) in up(y): both lists ascend, so one forward walk finds them all.
+                        while self.up_head[yp] < z {
+                            yp += 1;
+                        }
+                        debug_assert!(yp < ye && self.up_head[yp] == z);
+                        (yp, au, i)
+                    } else {
+                        let Some(b) = self.find_arc(z, y) else {
+                            unreachable!("chordal supergraph arc ({z}, {y})")
+                        };
+                        (b as usize, i, au)
+                    };
+                    if get(&recompute, b as u32) {
+                        continue;
+                    }
+                    // Sums through x with a's new and old weights. The other arc's weight is the
+                    // one its partners know: if it is still to come (a higher id) and has already
+                    // changed, its change is announced later, against the weight it had before.
+                    let (nf, nb, of, ob) = if lo == au {
+                        let (hf, hb) = if get(&modified, hi as u32) {
+                            old[&(hi as u32)]
+                        } else {
+                            (metric.fw[hi], metric.bw[hi])
+                        };
+                        (add(nbw, hf), add(hb, nfw), add(obw, hf), add(hb, ofw))
+                    } else {
+                        let (lf, lb) = (metric.fw[lo], metric.bw[lo]);
+                        (add(lb, nfw), add(nbw, lf), add(lb, ofw), add(obw, lf))
+                    };
+                    let (cf, cb) = (metric.fw[b], metric.bw[b]);
+                    if (of == cf && nf > of) || (ob == cb && nb > ob) {
+                        if !get(&modified, b as u32) {
+                            set(&mut modified, b as u32);
+                            old.insert(b as u32, (cf, cb));
+                        }
+                        set(&mut recompute, b as u32);
+                        set(&mut pending, b as u32);
+                    } else if nf < cf || nb < cb {
+                        if !get(&modified, b as u32) {
+                            set(&mut modified, b as u32);
+                            old.insert(b as u32, (cf, cb));
+                        }
+                        let t = [lo as u32, hi as u32];
+                        if nf < cf {
+                            metric.fw.set(b, nf);
+                            metric.fw_via.set(b, t);
+                        }
+                        if nb < cb {
+                            metric.bw.set(b, nb);
+                            metric.bw_via.set(b, t);
+                        }
+                        set(&mut pending, b as u32);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Raw views of a metric's arrays for the parallel customization.
+struct RawMetric {
+    fw: *mut Weight,
+    bw: *mut Weight,
+    fw_via: *mut Via,
+    bw_via: *mut Via,
+}
+// SAFETY: shared only inside `customize`, where tasks touch disjoint arc ranges.
+unsafe impl Sync for RawMetric {}
+unsafe impl Send for RawMetric {}
+
+pub const INPUT_BIT: u32 = 1 << 31;
+/// How a shortcut weight arises: `[INPUT_BIT | input arc, u32::MAX]`, the two arcs `[(x, y), (x, z)]`
+/// of the lower triangle through `x` (for arc `(y, z)`), or `NO_VIA` (impassable). Both arcs are
+/// kept so that unpacking a path reads one entry per shortcut.
+pub type Via = [u32; 2];
+pub const NO_VIA: Via = [u32::MAX, u32::MAX];
+
+/// Shortcut weights of one metric, and how to unpack each shortcut.
+pub struct CustomizedMetric {
+    pub fw: CowVec<Weight>,
+    pub bw: CowVec<Weight>,
+    /// How each weight arises (see [`Via`]).
+    pub fw_via: CowVec<Via>,
+    pub bw_via: CowVec<Via>,
+    /// The input weights this metric was customized with.
+    pub input_weights: Vec<Weight>,
+    /// The pruned query graph, once [`Cch::prune`] has run for these weights; queries use it when
+    /// present and the full hierarchy until then (a fresh metric is routable at once).
+    pub pruned: std::sync::OnceLock<PrunedGraph>,
+    /// Queries run on this metric (see `City`), to prune only metrics in steady use.
+    pub uses: std::sync::atomic::AtomicU32,
+}
+
+/// A copy carries the weights, not the pruned graph: copies are made to be changed.
+impl Clone for CustomizedMetric {
+    fn clone(&self) -> Self {
+        CustomizedMetric {
+            fw: self.fw.clone(),
+            bw: self.bw.clone(),
+            fw_via: self.fw_via.clone(),
+            bw_via: self.bw_via.clone(),
+            input_weights: self.input_weights.clone(),
+            pruned: std::sync::OnceLock::new(),
+            uses: Default::default(),
+        }
+    }
+    fn clone_from(&mut self, source: &Self) {
+        self.fw.clone_from(&source.fw);
+        self.bw.clone_from(&source.bw);
+        self.fw_via.clone_from(&source.fw_via);
+        self.bw_via.clone_from(&source.bw_via);
+        self.input_weights.clone_from(&source.input_weights);
+        self.pruned = std::sync::OnceLock::new();
+        self.uses = Default::default();
+    }
+}
+
+impl CustomizedMetric {
+    pub fn memory_bytes(&self) -> usize {
+        4 * (self.fw.len()
+            + self.bw.len()
+            + 2 * self.fw_via.len()
+            + 2 * self.bw_via.len()
+            + self.input_weights.len())
+            + self.pruned.get().map_or(0, PrunedGraph::memory_bytes)
+    }
+
+    /// Builds the pruned query graph if it is not there yet.
+    pub fn prepare_queries(&self, cch: &Cch) -> &PrunedGraph {
+        self.pruned.get_or_init(|| cch.prune(self))
+    }
+}
+
+impl Cch {
+    /// Appends the input arcs of CCH arc `a` travelled upward (`fw`) or downward, in travel order.
+    pub fn unpack(&self, metric: &CustomizedMetric, a: u32, upward: bool, out: &mut Vec<ArcId>) {
+        let vias = if upward {
+            &metric.fw_via
+        } else {
+            &metric.bw_via
+        };
+        assert!((a as usize) < vias.len());
+        // SAFETY: checked above.
+        let via = unsafe { vias.get_unchecked(a as usize) };
+        let [xy, xz] = via;
+        if xz == u32::MAX {
+            if xy != u32::MAX {
+                out.push(xy & !INPUT_BIT);
+            }
+            return;
+        }
+        if upward {
+            // y → x → z
+            self.unpack(metric, xy, false, out);
+            self.unpack(metric, xz, true, out);
+        } else {
+            // z → x → y
+            self.unpack(metric, xz, false, out);
+            self.unpack(metric, xy, true, out);
+        }
+    }
+}

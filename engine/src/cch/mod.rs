@@ -1,0 +1,397 @@
+//! Customizable contraction hierarchy (Dibbelt, Strasser & Wagner), after RoutingKit's CCH.
+//!
+//! Three phases: [`Cch::new`] builds the metric-independent topology from a nested-dissection order
+//! (the chordal supergraph in rank space, its elimination tree and each node's downward arcs, from
+//! which lower triangles are enumerated when needed rather than stored);
+//! [`Cch::customize`] turns per-input-arc weights into a [`CustomizedMetric`] in milliseconds;
+//! [`CustomizedMetric::update`] re-customizes only what a few changed arcs affect. Queries live in
+//! `query.rs`; the order in `order.rs`; customization (basic and partial) in `customize.rs`, the
+//! pruned query graph in `prune.rs`.
+//!
+//! Ids: nodes are ranks (`rank[node]`); a CCH arc `(x, y)` with `x < y` is stored once in `x`'s upward
+//! list; `fw` is the weight of travelling `x → y`, `bw` of `y → x`.
+
+use crate::graph::NodeId;
+
+pub mod cow;
+mod customize;
+#[cfg(test)]
+mod differential_tests;
+pub mod order;
+mod prune;
+pub mod query;
+
+pub use customize::{CustomizedMetric, INPUT_BIT, NO_VIA, Via};
+pub use prune::PrunedGraph;
+
+pub type Weight = u32;
+pub const INF_WEIGHT: Weight = u32::MAX / 2;
+
+/// Subtrees smaller than this are customized by one task.
+const PARALLEL_NODES: u32 = 2048;
+
+/// Saturating addition that keeps INF at INF.
+#[inline(always)]
+pub fn add(a: Weight, b: Weight) -> Weight {
+    a.saturating_add(b).min(INF_WEIGHT)
+}
+
+pub struct Cch {
+    /// rank → node and node → rank.
+    pub order: Vec<NodeId>,
+    pub rank: Vec<u32>,
+    /// Upward adjacency in rank space (CSR), heads sorted ascending.
+    pub up_first: Vec<u32>,
+    pub up_head: Vec<u32>,
+    /// Elimination-tree parent of each rank (`u32::MAX` for roots).
+    pub etree_parent: Vec<u32>,
+    /// Downward adjacency (CSR by upper endpoint): the arcs `(x, y)` into each `y`, ascending `x`.
+    /// The lower triangles of arc `(y, z)` are the `x` below `y` whose upward list holds `z`; they
+    /// are enumerated from here instead of stored (a stored triangle list is eight bytes a triangle,
+    /// 30 times the arcs on a turn graph, and customization is bound by reading it).
+    pub down_first: Vec<u32>,
+    pub down_arc: Vec<u32>,
+    /// The lower endpoint `x` of each `down_arc` entry (lists are intersected by it).
+    pub down_tail: Vec<u32>,
+    /// The number of lower triangles (for statistics).
+    triangles: usize,
+    /// Input arc → CCH arc and whether the input arc runs upward (`lo → hi`). `u32::MAX` for loops.
+    pub input_cch_arc: Vec<u32>,
+    pub input_upward: Vec<bool>,
+    /// CCH arc → lower endpoint (rank), for partial customization.
+    pub arc_tail: Vec<u32>,
+    /// Elimination tree: subtree sizes and children (CSR), for parallel customization.
+    pub subtree_size: Vec<u32>,
+    child_first: Vec<u32>,
+    child: Vec<u32>,
+}
+
+impl Cch {
+    /// Builds the topology. `tails`/`heads` are the input graph's edges (one per undirected edge);
+    /// input arc `2e` runs tail→head, `2e+1` head→tail. The order is first renumbered to a postorder
+    /// of its elimination tree (same fill-in), so every subtree is a contiguous range of ranks and
+    /// subtrees can be customized in parallel.
+    pub fn new(node_count: usize, tails: &[NodeId], heads: &[NodeId], order: &[NodeId]) -> Cch {
+        let first = Cch::build(node_count, tails, heads, order);
+        let n = node_count;
+        let children = first.children();
+        let mut post = Vec::with_capacity(n);
+        let mut stack: Vec<(u32, bool)> = Vec::new();
+        for root in (0..n as u32).filter(|&x| first.etree_parent[x as usize] == u32::MAX) {
+            stack.push((root, false));
+            while let Some((x, expanded)) = stack.pop() {
+                if expanded {
+                    post.push(first.order[x as usize]);
+                } else {
+                    stack.push((x, true));
+                    for &c in children.1
+                        [children.0[x as usize] as usize..children.0[x as usize + 1] as usize]
+                        .iter()
+                        .rev()
+                    {
+                        stack.push((c, false));
+                    }
+                }
+            }
+        }
+        Cch::build(node_count, tails, heads, &post)
+    }
+
+    /// Elimination-tree children (CSR): (first, child ranks).
+    fn children(&self) -> (Vec<u32>, Vec<u32>) {
+        let n = self.node_count();
+        let mut first = vec![0u32; n + 1];
+        for &p in &self.etree_parent {
+            if p != u32::MAX {
+                first[p as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            first[i + 1] += first[i];
+        }
+        let mut fill = first.clone();
+        let mut kids = vec![0u32; first[n] as usize];
+        for (x, &p) in self.etree_parent.iter().enumerate() {
+            if p != u32::MAX {
+                kids[fill[p as usize] as usize] = x as u32;
+                fill[p as usize] += 1;
+            }
+        }
+        (first, kids)
+    }
+
+    fn build(node_count: usize, tails: &[NodeId], heads: &[NodeId], order: &[NodeId]) -> Cch {
+        let n = node_count;
+        assert_eq!(order.len(), n, "order must be a permutation of the nodes");
+        let mut rank = vec![0u32; n];
+        for (r, &v) in order.iter().enumerate() {
+            rank[v as usize] = r as u32;
+        }
+        // Upward neighbour sets of the input graph in rank space.
+        let mut up: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (&t, &h) in tails.iter().zip(heads) {
+            let (a, b) = (rank[t as usize], rank[h as usize]);
+            if a != b {
+                up[a.min(b) as usize].push(a.max(b));
+            }
+        }
+        // Chordal completion along the elimination tree: the upward neighbours of x form a clique,
+        // which it suffices to pass on to x's lowest upward neighbour (its parent).
+        let mut etree_parent = vec![u32::MAX; n];
+        for x in 0..n {
+            let mut list = std::mem::take(&mut up[x]);
+            list.sort_unstable();
+            list.dedup();
+            if let Some((&p, rest)) = list.split_first() {
+                etree_parent[x] = p;
+                if !rest.is_empty() {
+                    let parent_list = &mut up[p as usize];
+                    parent_list.extend_from_slice(rest);
+                }
+            }
+            up[x] = list;
+        }
+        let mut up_first = Vec::with_capacity(n + 1);
+        up_first.push(0u32);
+        let mut up_head = Vec::new();
+        for list in &up {
+            up_head.extend_from_slice(list);
+            up_first.push(up_head.len() as u32);
+        }
+        drop(up);
+        let m = up_head.len();
+        let mut arc_tail = vec![0u32; m];
+        for x in 0..n {
+            for a in up_first[x]..up_first[x + 1] {
+                arc_tail[a as usize] = x as u32;
+            }
+        }
+        let find_arc = |lo: u32, hi: u32| -> u32 {
+            let (s, e) = (
+                up_first[lo as usize] as usize,
+                up_first[lo as usize + 1] as usize,
+            );
+            s as u32
+                + up_head[s..e]
+                    .binary_search(&hi)
+                    .expect("chordal supergraph arc") as u32
+        };
+        // Downward arcs per upper endpoint; filling in arc order sorts each list by lower endpoint.
+        let mut down_first = vec![0u32; n + 1];
+        for &y in &up_head {
+            down_first[y as usize + 1] += 1;
+        }
+        for y in 0..n {
+            down_first[y + 1] += down_first[y];
+        }
+        let mut fill = down_first.clone();
+        let mut down_arc = vec![0u32; m];
+        let mut down_tail = vec![0u32; m];
+        for (a, &y) in up_head.iter().enumerate() {
+            down_arc[fill[y as usize] as usize] = a as u32;
+            down_tail[fill[y as usize] as usize] = arc_tail[a];
+            fill[y as usize] += 1;
+        }
+        drop(fill);
+        let triangles = (0..n)
+            .map(|x| {
+                let k = (up_first[x + 1] - up_first[x]) as usize;
+                k * k.saturating_sub(1) / 2
+            })
+            .sum();
+        let mut input_cch_arc = vec![u32::MAX; 2 * tails.len()];
+        let mut input_upward = vec![false; 2 * tails.len()];
+        for (e, (&t, &h)) in tails.iter().zip(heads).enumerate() {
+            let (a, b) = (rank[t as usize], rank[h as usize]);
+            if a == b {
+                continue;
+            }
+            let arc = find_arc(a.min(b), a.max(b));
+            input_cch_arc[2 * e] = arc;
+            input_cch_arc[2 * e + 1] = arc;
+            input_upward[2 * e] = a < b;
+            input_upward[2 * e + 1] = b < a;
+        }
+        let mut subtree_size = vec![1u32; n];
+        for x in 0..n {
+            let p = etree_parent[x];
+            if p != u32::MAX {
+                subtree_size[p as usize] += subtree_size[x];
+            }
+        }
+        let mut cch = Cch {
+            order: order.to_vec(),
+            rank,
+            up_first,
+            up_head,
+            etree_parent,
+            down_first,
+            down_arc,
+            down_tail,
+            triangles,
+            input_cch_arc,
+            input_upward,
+            arc_tail,
+            subtree_size,
+            child_first: vec![],
+            child: vec![],
+        };
+        let (cf, c) = cch.children();
+        cch.child_first = cf;
+        cch.child = c;
+        cch
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.rank.len()
+    }
+    pub fn arc_count(&self) -> usize {
+        self.up_head.len()
+    }
+    pub fn triangle_count(&self) -> usize {
+        self.triangles
+    }
+
+    /// The lower triangles of arc `b = (y, z)`: pairs of arcs `(x, y)`, `(x, z)`, ascending `x`
+    /// (the nodes below both ends: the shorter downward list searched in the longer).
+    pub fn lower_triangles(&self, b: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let (y, z) = (
+            self.arc_tail[b as usize] as usize,
+            self.up_head[b as usize] as usize,
+        );
+        let range = |v: usize| self.down_first[v] as usize..self.down_first[v + 1] as usize;
+        let (ry, rz) = (range(y), range(z));
+        let y_shorter = ry.len() <= rz.len();
+        let (short, long) = if y_shorter { (ry, rz) } else { (rz, ry) };
+        let long_tails = &self.down_tail[long.clone()];
+        short.filter_map(move |i| {
+            let x = self.down_tail[i];
+            let j = long.start + long_tails.binary_search(&x).ok()?;
+            let (xs, xl) = (self.down_arc[i], self.down_arc[j]);
+            Some(if y_shorter { (xs, xl) } else { (xl, xs) })
+        })
+    }
+
+    /// Bytes held by the topology.
+    pub fn memory_bytes(&self) -> usize {
+        4 * (self.order.len()
+            + self.rank.len()
+            + self.up_first.len()
+            + self.up_head.len()
+            + self.etree_parent.len()
+            + self.down_first.len()
+            + self.down_arc.len()
+            + self.down_tail.len()
+            + self.input_cch_arc.len()
+            + self.arc_tail.len())
+            + self.input_upward.len()
+    }
+
+    fn find_arc(&self, lo: u32, hi: u32) -> Option<u32> {
+        let (s, e) = (
+            self.up_first[lo as usize] as usize,
+            self.up_first[lo as usize + 1] as usize,
+        );
+        self.up_head[s..e]
+            .binary_search(&hi)
+            .ok()
+            .map(|i| (s + i) as u32)
+    }
+
+    /// Roots of the elimination forest.
+    fn roots(&self) -> Vec<u32> {
+        (0..self.node_count() as u32)
+            .filter(|&x| self.etree_parent[x as usize] == u32::MAX)
+            .collect()
+    }
+
+    /// Follows the single-child chain down from `root` to the first node with several children (or
+    /// none); returns it and its children. The chain is the rank range `x..=root` (postorder).
+    fn branching_below(&self, root: u32) -> (u32, &[u32]) {
+        let mut x = root;
+        loop {
+            let kids = &self.child
+                [self.child_first[x as usize] as usize..self.child_first[x as usize + 1] as usize];
+            if kids.len() != 1 {
+                return (x, kids);
+            }
+            x = kids[0];
+        }
+    }
+
+    /// Checks the hierarchy's invariants: chordality along the elimination tree, sorted upward
+    /// lists, parents above children, and (given a metric) the triangle inequality on every lower
+    /// triangle. Returns the first violation.
+    pub fn check(&self, metric: Option<&CustomizedMetric>) -> Result<(), String> {
+        use rayon::prelude::*;
+        let n = self.node_count();
+        (0..n).into_par_iter().try_for_each(|x| {
+            let list = &self.up_head[self.up_first[x] as usize..self.up_first[x + 1] as usize];
+            if list.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(format!("upward list of rank {x} is not strictly sorted"));
+            }
+            if list.iter().any(|&y| y as usize <= x) {
+                return Err(format!("rank {x} has a non-upward arc"));
+            }
+            match list.first() {
+                Some(&p) if self.etree_parent[x] != p => {
+                    return Err(format!("rank {x}: wrong parent"));
+                }
+                None if self.etree_parent[x] != u32::MAX => {
+                    return Err(format!("rank {x}: parent without arcs"));
+                }
+                _ => {}
+            }
+            for (i, &y) in list.iter().enumerate() {
+                for &z in &list[i + 1..] {
+                    if self.find_arc(y, z).is_none() {
+                        return Err(format!("missing fill-in arc ({y}, {z}) below rank {x}"));
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        match metric {
+            Some(m) => self.check_triangles(m),
+            None => Ok(()),
+        }
+    }
+
+    /// The metric's half of [`Self::check`]: every lower triangle satisfies the triangle inequality.
+    pub fn check_triangles(&self, m: &CustomizedMetric) -> Result<(), String> {
+        use rayon::prelude::*;
+        (0..self.arc_count()).into_par_iter().try_for_each(|a| {
+            for (xy, xz) in self.lower_triangles(a as u32) {
+                let (xy, xz) = (xy as usize, xz as usize);
+                if add(m.bw[xy], m.fw[xz]) < m.fw[a] || add(m.bw[xz], m.fw[xy]) < m.bw[a] {
+                    return Err(format!("arc {a} violates the triangle inequality"));
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+thread_local! {
+    /// Per-thread map from a node to the arc of the node being customized that reaches it.
+    static SCRATCH: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Hashing for dense small ids (arcs, edges): one multiplication (SipHash would be the cost centre
+/// of a partial update, and of snapping).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+pub(crate) type IdHash = std::hash::BuildHasherDefault<IdHasher>;

@@ -1,0 +1,325 @@
+//! Live changes to a city's metrics: a new weighting model, permanent arc changes, turn bans and
+//! avoidance windows, each partially re-customizing copies of the metrics and swapping them in, and
+//! the metric in force for a departure time.
+
+use super::*;
+
+impl City {
+    /// Replaces the weighting model: a full re-customization of every metric, swapped in at once.
+    pub fn set_model(&self, model: WeightingModel) -> Result<(), String> {
+        model.validate()?;
+        let _writer = self.writer.lock().unwrap();
+        let (changes, bans) = {
+            let st = self.state.read().unwrap();
+            (st.arc_changes.clone(), st.turn_bans.clone())
+        };
+        let base = customize_all(&self.graph, &self.turns, &self.cch, &model, &changes, &bans);
+        let mut st = self.state.write().unwrap();
+        st.model = Arc::new(model);
+        st.base = base;
+        st.cache.clear();
+        Ok(())
+    }
+
+    /// Full re-customization of one metric from its current input weights (for benchmarks).
+    pub fn recustomize(&self, kind: MetricKind) {
+        let old = self.state.read().unwrap().base[kind as usize].clone();
+        let m = Arc::new(CityMetric {
+            arc_weights: old.arc_weights.clone(),
+            hierarchy: self.cch.customize(&old.input_weights),
+        });
+        self.state.write().unwrap().base[kind as usize] = m;
+    }
+
+    /// Counts a query on a metric; the query that makes it a metric in steady use (base metrics after
+    /// an update, avoidance metrics during their window) builds its pruned query graph on the
+    /// thread pool. Until then, and while that runs, queries use the full hierarchy, so a new
+    /// metric is live at once and one used once or twice costs no pruning.
+    pub(super) fn note_use(&self, m: &Arc<CityMetric>) {
+        if m.pruned.get().is_none()
+            && m.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == PRUNE_AFTER_USES
+        {
+            let (cch, m) = (self.cch.clone(), m.clone());
+            rayon::spawn(move || {
+                m.prepare_queries(&cch);
+            });
+        }
+    }
+
+    /// Waits until every base metric has its pruned query graph (benchmarks, tests).
+    pub fn prepare_base_metrics(&self) {
+        let base = self.state.read().unwrap().base.clone();
+        for m in base {
+            m.prepare_queries(&self.cch);
+        }
+    }
+
+    /// Applies permanent changes to cycling arcs: each cycling base metric is copied, partially
+    /// re-customized and swapped in; cached avoidance metrics are dropped.
+    pub fn update_arcs(&self, changes: &[(ArcId, ArcChange)]) -> Result<(), String> {
+        if let Some((a, _)) = changes
+            .iter()
+            .find(|(a, _)| *a as usize >= self.graph.arc_count())
+        {
+            return Err(format!("arc {a} does not exist"));
+        }
+        let _writer = self.writer.lock().unwrap();
+        let (model, old_base, mut all_changes, bans) = {
+            let st = self.state.read().unwrap();
+            (
+                st.model.clone(),
+                st.base.clone(),
+                st.arc_changes.clone(),
+                st.turn_bans.clone(),
+            )
+        };
+        for &(a, c) in changes {
+            if c == ArcChange::Reset {
+                all_changes.remove(&a);
+            } else {
+                all_changes.insert(a, c);
+            }
+        }
+        // The four cycling metrics are independent: update copies of them in parallel.
+        use rayon::prelude::*;
+        let updated: Vec<(MetricKind, Arc<CityMetric>)> = MetricKind::ALL
+            .into_par_iter()
+            .filter(|k| k.is_cycling())
+            .map(|kind| {
+                let arc_updates: Vec<(ArcId, Weight)> = changes
+                    .iter()
+                    .map(|&(a, _)| {
+                        (
+                            a,
+                            changed_weight(&self.graph, &model, kind, a, all_changes.get(&a)),
+                        )
+                    })
+                    .collect();
+                let m = self.updated_metric(
+                    &old_base[kind as usize],
+                    &model,
+                    kind,
+                    &arc_updates,
+                    &[],
+                    &bans,
+                );
+                (kind, Arc::new(m))
+            })
+            .collect();
+        let mut new_base = old_base.clone();
+        for (kind, m) in updated {
+            new_base[kind as usize] = m;
+        }
+        let mut st = self.state.write().unwrap();
+        st.base = new_base;
+        st.arc_changes = all_changes;
+        st.cache.clear();
+        Ok(())
+    }
+
+    pub fn add_avoidance(&self, a: Avoidance) -> Result<(), String> {
+        a.schedule.validate()?;
+        if let Some(bad) = a
+            .arcs
+            .iter()
+            .find(|&&x| x as usize >= self.graph.arc_count())
+        {
+            return Err(format!("arc {bad} does not exist"));
+        }
+        let mut st = self.state.write().unwrap();
+        st.cache.retain(|(_, ids), _| !ids.contains(&a.id));
+        st.avoidances.insert(a.id.clone(), a);
+        Ok(())
+    }
+
+    pub fn remove_avoidance(&self, id: &str) -> bool {
+        let mut st = self.state.write().unwrap();
+        st.cache.retain(|(_, ids), _| !ids.iter().any(|x| x == id));
+        st.avoidances.remove(id).is_some()
+    }
+
+    pub fn avoidances(&self) -> Vec<Avoidance> {
+        self.state
+            .read()
+            .unwrap()
+            .avoidances
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Ids of the avoidances in force at a local time.
+    pub fn active_avoidances(&self, departure: Option<i64>) -> Vec<String> {
+        let st = self.state.read().unwrap();
+        active_ids(&st, departure)
+    }
+
+    /// The metric in force for a kind at a departure time.
+    pub fn metric(&self, kind: MetricKind, departure: Option<i64>) -> Arc<CityMetric> {
+        let (base, active, model, avoid_list, bans) = {
+            let st = self.state.read().unwrap();
+            let base = st.base[kind as usize].clone();
+            if !kind.is_cycling() {
+                return base;
+            }
+            let active = active_ids(&st, departure);
+            if active.is_empty() {
+                return base;
+            }
+            if let Some(m) = st.cache.get(&(kind, active.clone())) {
+                return m.clone();
+            }
+            let list: Vec<Avoidance> = active.iter().map(|id| st.avoidances[id].clone()).collect();
+            (base, active, st.model.clone(), list, st.turn_bans.clone())
+        };
+        // Build outside the lock: queries keep running on what they hold.
+        let mut updates: HashMap<ArcId, Weight> = HashMap::new();
+        for av in &avoid_list {
+            for &a in &av.arcs {
+                let w = match av.severity {
+                    Severity::Closed => INF_WEIGHT,
+                    Severity::Avoid => model.avoided(base.arc_weights[a as usize]),
+                };
+                let e = updates.entry(a).or_insert(w);
+                *e = (*e).max(w);
+            }
+        }
+        let updates: Vec<(ArcId, Weight)> = updates.into_iter().collect();
+        let m = Arc::new(self.updated_metric(&base, &model, kind, &updates, &[], &bans));
+        let mut st = self.state.write().unwrap();
+        if st.cache.len() >= CACHE_LIMIT {
+            st.cache.clear();
+        }
+        st.cache.insert((kind, active), m.clone());
+        m
+    }
+
+    /// Replaces the turns banned for cycling (accepted reports): each ban is (from way, via node or
+    /// any junction the two ways share, to way) by OSM ids. Every cycling metric is re-weighted at the
+    /// junctions whose bans changed and swapped in. Returns how many turns the bans matched.
+    pub fn set_turn_bans(&self, bans: &[(i64, Option<i64>, i64)]) -> usize {
+        let g = &self.graph;
+        let way_of: HashMap<i64, u32> = g
+            .way_osm_id
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| (id, i as u32))
+            .collect();
+        let mut banned = std::collections::HashSet::new();
+        for &(from, via, to) in bans {
+            let (Some(&fw), Some(&tw)) = (way_of.get(&from), way_of.get(&to)) else {
+                continue;
+            };
+            for v in 0..g.node_count() as NodeId {
+                if via.is_some_and(|n| g.node_osm_id[v as usize] != n) {
+                    continue;
+                }
+                for t in self.turns.turns_at(v) {
+                    let (a, b) = (
+                        self.turns.node_arc[self.turns.turn_from[t] as usize],
+                        self.turns.node_arc[self.turns.turn_to[t] as usize],
+                    );
+                    if g.arc_way(a) == fw
+                        && g.arc_way(b) == tw
+                        && self.turns.turn_flags[t] & crate::graph::turns::turn_flags::U_TURN == 0
+                    {
+                        banned.insert(t as u32);
+                    }
+                }
+            }
+        }
+        let matched = banned.len();
+        let _writer = self.writer.lock().unwrap();
+        let (model, old_base, old_bans) = {
+            let st = self.state.read().unwrap();
+            (st.model.clone(), st.base.clone(), st.turn_bans.clone())
+        };
+        let via_of = |t: u32| (self.turns.via_first.partition_point(|&f| f <= t) - 1) as NodeId;
+        let mut junctions: Vec<NodeId> = old_bans
+            .symmetric_difference(&banned)
+            .map(|&t| via_of(t))
+            .collect();
+        junctions.sort_unstable();
+        junctions.dedup();
+        use rayon::prelude::*;
+        let updated: Vec<(MetricKind, Arc<CityMetric>)> = MetricKind::ALL
+            .into_par_iter()
+            .filter(|k| k.is_cycling())
+            .map(|kind| {
+                let m = self.updated_metric(
+                    &old_base[kind as usize],
+                    &model,
+                    kind,
+                    &[],
+                    &junctions,
+                    &banned,
+                );
+                (kind, Arc::new(m))
+            })
+            .collect();
+        let mut st = self.state.write().unwrap();
+        for (kind, m) in updated {
+            st.base[kind as usize] = m;
+        }
+        st.turn_bans = banned;
+        st.cache.clear();
+        matched
+    }
+
+    /// A copy of a metric with new weights for some arcs: the turns at the junctions those arcs
+    /// touch are re-weighted (the turns into an arc carry its weight, and closing an arc can make a
+    /// dead end where a U-turn becomes the way on), then the hierarchy is partially re-customized.
+    pub(super) fn updated_metric(
+        &self,
+        old: &CityMetric,
+        model: &WeightingModel,
+        kind: MetricKind,
+        arc_updates: &[(ArcId, Weight)],
+        more_junctions: &[NodeId],
+        bans: &std::collections::HashSet<u32>,
+    ) -> CityMetric {
+        let g = &self.graph;
+        let mut arc_weights = old.arc_weights.clone();
+        let mut junctions: Vec<NodeId> = more_junctions.to_vec();
+        for &(a, w) in arc_updates {
+            arc_weights[a as usize] = w;
+            junctions.push(g.arc_tail(a));
+            junctions.push(g.arc_head(a));
+        }
+        junctions.sort_unstable();
+        junctions.dedup();
+        let mut updates: Vec<(ArcId, Weight)> = Vec::new();
+        let mut buf = Vec::new();
+        for &v in &junctions {
+            let r = self.turns.turns_at(v);
+            buf.clear();
+            buf.resize(r.len(), INF_WEIGHT);
+            model.turn_weights_at(g, &self.turns, v, kind, &arc_weights, &mut buf);
+            for (i, t) in r.enumerate() {
+                if kind.is_cycling() && bans.contains(&(t as u32)) {
+                    buf[i] = INF_WEIGHT;
+                }
+                if old.input_weights[2 * t] != buf[i] {
+                    updates.push((2 * t as ArcId, buf[i]));
+                }
+            }
+        }
+        let mut hierarchy = old.hierarchy.clone();
+        self.cch.update(&mut hierarchy, &updates, &self.inputs_of);
+        CityMetric {
+            arc_weights,
+            hierarchy,
+        }
+    }
+}
+
+fn active_ids(st: &State, departure: Option<i64>) -> Vec<String> {
+    st.avoidances
+        .values()
+        .filter(|a| match departure {
+            Some(t) => a.schedule.is_active(t),
+            None => a.schedule == crate::metric::avoid::Schedule::Always,
+        })
+        .map(|a| a.id.clone())
+        .collect()
+}

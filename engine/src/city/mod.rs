@@ -1,0 +1,382 @@
+//! A loaded city: graph, hierarchy, snapping index and the live metrics. All methods take `&self`
+//! and may run concurrently: metrics are immutable `Arc`s swapped under a briefly held lock, so
+//! queries never wait for a customization.
+
+use crate::cch::query::CchQuery;
+use crate::cch::{Cch, CustomizedMetric, INF_WEIGHT, Weight, add};
+use crate::dijkstra::{Adjacency, Dijkstra};
+use crate::graph::format;
+use crate::graph::turns::TurnGraph;
+use crate::graph::{ArcId, CityGraph, NodeId};
+use crate::metric::avoid::{Avoidance, Severity};
+use crate::metric::{MetricKind, WeightingModel};
+use crate::snap::{Snap, SnapIndex};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+
+pub mod directions;
+mod live;
+mod route;
+mod summary;
+
+pub use summary::LegSummary;
+
+/// How far a waypoint may be from the nearest usable road.
+pub const MAX_SNAP_M: f64 = 1000.0;
+/// A trip's ends may start or end on a road this much farther from the point than the nearest one.
+pub const SNAP_SLACK_M: f64 = 12.0;
+/// At most this many positions per end.
+const SNAP_CANDIDATES: usize = 4;
+/// How far from parallel (degrees) another candidate's road may run from the nearest one's.
+const ALONGSIDE_DEG: f64 = 30.0;
+/// The first waypoint's bearing considers roads this close, within this tolerance.
+pub const BEARING_RADIUS_M: f64 = 80.0;
+pub const BEARING_TOLERANCE_DEG: f64 = 45.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Cycling,
+    Walking,
+}
+
+#[derive(Clone, Debug)]
+pub struct RouteRequest {
+    pub waypoints: Vec<[f64; 2]>,
+    pub profile: Profile,
+    pub supersafe: bool,
+    pub night: bool,
+    /// Degrees [0, 360) the route must leave the first waypoint in.
+    pub bearing: Option<f64>,
+    /// Local minutes of the departure (see `avoid`); `None` applies only always-on avoidances.
+    pub departure: Option<i64>,
+}
+
+/// Part of an arc travelled: fractions along the arc's own direction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ArcPiece {
+    pub arc: ArcId,
+    pub from: f64,
+    pub to: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Leg {
+    pub pieces: Vec<ArcPiece>,
+    pub weight: Weight,
+    /// The part of `weight` paid for starting or ending on a snapping candidate other than the
+    /// nearest (see [`City::leg_between`]); 0 otherwise.
+    pub snap_extra: Weight,
+}
+
+#[derive(Clone, Debug)]
+pub struct Route {
+    pub legs: Vec<Leg>,
+    pub waypoints: Vec<Snap>,
+    pub metric: MetricKind,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum RouteError {
+    /// Fewer than 2 or more than 25 waypoints, or a coordinate out of range.
+    InvalidRequest(String),
+}
+
+/// A permanent change to one arc for cycling (accepted rider reports): multiply its weight, close it,
+/// or restore the model's weight.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ArcChange {
+    Factor(f64),
+    Closed,
+    Reset,
+}
+
+/// A metric in force: the weight of every arc (snapping, the ends of a leg, one-to-many) and the
+/// hierarchy customized with the turn weights built from them.
+#[derive(Clone)]
+pub struct CityMetric {
+    pub arc_weights: Vec<Weight>,
+    pub hierarchy: CustomizedMetric,
+}
+
+impl std::ops::Deref for CityMetric {
+    type Target = CustomizedMetric;
+    fn deref(&self) -> &CustomizedMetric {
+        &self.hierarchy
+    }
+}
+
+impl CityMetric {
+    pub fn memory_bytes(&self) -> usize {
+        self.hierarchy.memory_bytes() + 4 * self.arc_weights.len()
+    }
+}
+
+struct State {
+    /// Shared, so a route reads it without copying the model.
+    model: Arc<WeightingModel>,
+    /// Base metrics (model weights with permanent arc changes), indexed by MetricKind.
+    base: Vec<Arc<CityMetric>>,
+    arc_changes: HashMap<ArcId, ArcChange>,
+    /// Turns banned for cycling by accepted reports (turn ids of the turn model).
+    turn_bans: std::collections::HashSet<u32>,
+    avoidances: BTreeMap<String, Avoidance>,
+    /// Metrics with avoidances applied, by kind and active avoidance ids.
+    cache: HashMap<(MetricKind, Vec<String>), Arc<CityMetric>>,
+}
+
+pub struct City {
+    pub graph: CityGraph,
+    pub graph_version: String,
+    /// The turn model the hierarchy runs on (routing node = arc, input arc = turn).
+    pub turns: TurnGraph,
+    pub cch: Arc<Cch>,
+    inputs_of: Vec<Vec<u32>>,
+    pub adjacency: Adjacency,
+    pub snap_index: SnapIndex,
+    /// Per edge and profile (cycling, walking): whether it lies in a large strongly connected part of
+    /// the network. Waypoints snap to those first, so a point beside a cut-off fragment (a one-way
+    /// trap at the extract's edge, a courtyard path) still gets a route.
+    well_connected: [Vec<bool>; 2],
+    /// Arcs per way (CSR over way indices), for avoidances and reports that name OSM ways.
+    way_arcs: (Vec<u32>, Vec<ArcId>),
+    state: RwLock<State>,
+    queries: Mutex<Vec<CchQuery>>,
+    dijkstras: Mutex<Vec<Dijkstra>>,
+    /// Serializes writers (arc updates, model swaps), so none loses another's change; queries
+    /// never take it.
+    writer: Mutex<()>,
+}
+
+const CACHE_LIMIT: usize = 64;
+/// Queries on a metric after which its pruned query graph is built.
+const PRUNE_AFTER_USES: u32 = 16;
+
+impl City {
+    pub fn load(path: &Path, model: Option<WeightingModel>) -> Result<City, String> {
+        let (graph, version) = format::read_file(path).map_err(|e| e.to_string())?;
+        City::from_graph(graph, version, model)
+    }
+
+    pub fn from_graph(
+        mut graph: CityGraph,
+        graph_version: String,
+        model: Option<WeightingModel>,
+    ) -> Result<City, String> {
+        graph.validate()?;
+        if graph.city.is_none() {
+            return Err("graph has no city section".into());
+        }
+        let turns = TurnGraph::new(&graph, &crate::graph::turns::stored_restrictions(&graph));
+        if graph.order.len() != turns.node_count() {
+            graph.order = crate::cch::order::turn_graph_order(&turns, &graph);
+        }
+        let model = model.unwrap_or_default();
+        model.validate()?;
+        let cch = Arc::new(Cch::new(
+            turns.node_count(),
+            &turns.turn_from,
+            &turns.turn_to,
+            &graph.order,
+        ));
+        let inputs_of = cch.inputs_by_arc();
+        let adjacency = Adjacency::new(graph.node_count(), &graph.edge_tail, &graph.edge_head);
+        let snap_index = SnapIndex::new(&graph);
+        let way_arcs = arcs_by_way(&graph);
+        let arc_changes = HashMap::new();
+        let turn_bans = std::collections::HashSet::new();
+        let base = customize_all(&graph, &turns, &cch, &model, &arc_changes, &turn_bans);
+        let well_connected = [
+            well_connected_by_turns(&graph, &turns, &base[MetricKind::DirectDay as usize]),
+            well_connected_edges(&graph, &adjacency, |a| graph.arc_attrs[a as usize].foot()),
+        ];
+        Ok(City {
+            graph,
+            graph_version,
+            turns,
+            cch,
+            inputs_of,
+            adjacency,
+            snap_index,
+            way_arcs,
+            well_connected,
+            state: RwLock::new(State {
+                model: Arc::new(model),
+                base,
+                arc_changes,
+                turn_bans,
+                avoidances: BTreeMap::new(),
+                cache: HashMap::new(),
+            }),
+            queries: Mutex::new(Vec::new()),
+            dijkstras: Mutex::new(Vec::new()),
+            writer: Mutex::new(()),
+        })
+    }
+
+    /// Whether an edge lies in the large strongly connected network of a profile.
+    pub fn is_well_connected(&self, edge: u32, walking: bool) -> bool {
+        self.well_connected[usize::from(walking)][edge as usize]
+    }
+
+    pub fn id(&self) -> &str {
+        &self.graph.city.as_ref().unwrap().id
+    }
+
+    pub fn model(&self) -> Arc<WeightingModel> {
+        self.state.read().unwrap().model.clone()
+    }
+
+    /// Bytes held by the graph, hierarchy, index and the current metrics.
+    pub fn memory_bytes(&self) -> usize {
+        self.memory_breakdown().iter().map(|&(_, b)| b).sum()
+    }
+
+    /// [`City::memory_bytes`] by part: the graph, the turn model, the hierarchy's topology, the
+    /// snapping index, the adjacency, and per loaded metric its weights, its unpacking data (which
+    /// triangle gave each weight) and its pruned query graph.
+    pub fn memory_breakdown(&self) -> Vec<(String, usize)> {
+        let g = &self.graph;
+        let graph = 4
+            * (g.node_lon.len() * 4
+                + g.edge_tail.len() * 8
+                + g.geom_lon.len() * 2
+                + g.way_osm_id.len() * 6)
+            + g.string_bytes.len()
+            + g.arc_attrs.len() * 2;
+        let mut out = vec![
+            ("graph".to_string(), graph),
+            ("turn model".to_string(), self.turns.memory_bytes()),
+            ("hierarchy topology".to_string(), self.cch.memory_bytes()),
+            ("snapping index".to_string(), self.snap_index.memory_bytes()),
+            ("adjacency".to_string(), self.adjacency.arc.len() * 8),
+        ];
+        let st = self.state.read().unwrap();
+        let metrics = st.base.iter().chain(st.cache.values());
+        let (mut weights, mut via, mut pruned, mut count) = (0, 0, 0, 0);
+        for m in metrics {
+            let h = &m.hierarchy;
+            count += 1;
+            weights += 4 * (h.fw.len() + h.bw.len() + h.input_weights.len() + m.arc_weights.len());
+            via += 8 * (h.fw_via.len() + h.bw_via.len());
+            pruned += h
+                .pruned
+                .get()
+                .map_or(0, crate::cch::PrunedGraph::memory_bytes);
+        }
+        out.push((format!("{count} metrics: weights"), weights));
+        out.push((format!("{count} metrics: unpacking (via)"), via));
+        out.push((format!("{count} metrics: pruned query graphs"), pruned));
+        out
+    }
+}
+
+fn arcs_by_way(g: &CityGraph) -> (Vec<u32>, Vec<ArcId>) {
+    let mut first = vec![0u32; g.way_count() + 1];
+    for a in 0..g.arc_count() as ArcId {
+        first[g.arc_way(a) as usize + 1] += 1;
+    }
+    for w in 0..g.way_count() {
+        first[w + 1] += first[w];
+    }
+    let mut fill = first.clone();
+    let mut arcs = vec![0; g.arc_count()];
+    for a in 0..g.arc_count() as ArcId {
+        let w = g.arc_way(a) as usize;
+        arcs[fill[w] as usize] = a;
+        fill[w] += 1;
+    }
+    (first, arcs)
+}
+
+/// Edges whose both ends lie in one strongly connected component of at least a tenth of the largest
+/// (and at least 20 nodes) for a profile.
+fn well_connected_edges(
+    g: &CityGraph,
+    adj: &Adjacency,
+    usable: impl Fn(ArcId) -> bool,
+) -> Vec<bool> {
+    let (comp, sizes) = crate::dijkstra::strongly_connected(adj, usable);
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let big = |v: NodeId| {
+        let s = sizes[comp[v as usize] as usize];
+        s >= 20 && s * 10 >= largest
+    };
+    (0..g.edge_count())
+        .map(|e| {
+            let (t, h) = (g.edge_tail[e], g.edge_head[e]);
+            comp[t as usize] == comp[h as usize] && big(t)
+        })
+        .collect()
+}
+
+/// The cycling network's well-connected edges, judged on the turn model with `metric`'s turn weights:
+/// an edge is well connected when one of its arcs lies in a large strongly connected set of routing
+/// nodes. Junction-level connectivity is not enough: a plaza whose every way out is a turn closed to
+/// bicycles (a restriction, a barrier) is one piece of the junction graph but an island for a rider,
+/// and a waypoint snapped onto it found no route.
+fn well_connected_by_turns(g: &CityGraph, turns: &TurnGraph, metric: &CityMetric) -> Vec<bool> {
+    let adj = Adjacency::new(turns.node_count(), &turns.turn_from, &turns.turn_to);
+    // Adjacency arc 2t runs along turn t; 2t + 1 is its reverse, which no rider takes.
+    let (comp, sizes) = crate::dijkstra::strongly_connected(&adj, |a| {
+        a % 2 == 0 && metric.input_weights[a as usize] < INF_WEIGHT
+    });
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let big = |x: u32| {
+        let s = sizes[comp[x as usize] as usize];
+        s >= 40 && s * 10 >= largest
+    };
+    (0..g.edge_count() as u32)
+        .map(|e| big(2 * e) || big(2 * e + 1))
+        .collect()
+}
+
+/// The model weight of an arc with its permanent change applied.
+fn changed_weight(
+    g: &CityGraph,
+    model: &WeightingModel,
+    kind: MetricKind,
+    arc: ArcId,
+    change: Option<&ArcChange>,
+) -> Weight {
+    let w = model.arc_weight(g, arc, kind);
+    match change {
+        _ if !kind.is_cycling() => w,
+        Some(ArcChange::Closed) => INF_WEIGHT,
+        Some(ArcChange::Factor(f)) if w < INF_WEIGHT => {
+            ((w as f64 * f).round() as Weight).clamp(1, INF_WEIGHT - 1)
+        }
+        _ => w,
+    }
+}
+
+fn customize_all(
+    g: &CityGraph,
+    turns: &TurnGraph,
+    cch: &Cch,
+    model: &WeightingModel,
+    changes: &HashMap<ArcId, ArcChange>,
+    bans: &std::collections::HashSet<u32>,
+) -> Vec<Arc<CityMetric>> {
+    use rayon::prelude::*;
+    MetricKind::ALL
+        .par_iter()
+        .map(|&kind| {
+            let arc_weights: Vec<Weight> = (0..g.arc_count() as ArcId)
+                .map(|a| changed_weight(g, model, kind, a, changes.get(&a)))
+                .collect();
+            let mut turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
+            if kind.is_cycling() {
+                for &t in bans {
+                    turn_weights[2 * t as usize] = INF_WEIGHT;
+                }
+            }
+            let hierarchy = cch.customize(&turn_weights);
+            hierarchy.prepare_queries(cch);
+            Arc::new(CityMetric {
+                arc_weights,
+                hierarchy,
+            })
+        })
+        .collect()
+}

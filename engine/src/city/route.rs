@@ -1,0 +1,477 @@
+//! Routing in a city: snapping waypoints (with candidates beside the nearest road at a trip's ends),
+//! legs on the turn model, SuperSafe's bounded detour, and one-to-many.
+
+use super::*;
+
+impl City {
+    /// Snaps a point for a metric; `bearing` restricts direction (first waypoint only).
+    pub fn snap(
+        &self,
+        lon: f64,
+        lat: f64,
+        kind: MetricKind,
+        metric: &CityMetric,
+        bearing: Option<f64>,
+    ) -> Option<Snap> {
+        self.snap_candidates(lon, lat, kind, metric, bearing, 0.0)
+            .into_iter()
+            .next()
+    }
+
+    /// The nearest snap and the positions on other edges within `slack_m` more of the point (see
+    /// [`SnapIndex::candidates`]), on the well-connected network when it has any within reach.
+    pub fn snap_candidates(
+        &self,
+        lon: f64,
+        lat: f64,
+        kind: MetricKind,
+        metric: &CityMetric,
+        bearing: Option<f64>,
+        slack_m: f64,
+    ) -> Vec<Snap> {
+        let w = &metric.arc_weights;
+        let connected = &self.well_connected[usize::from(kind == MetricKind::Walking)];
+        let bearing = bearing.map(|b| (b, BEARING_TOLERANCE_DEG, BEARING_RADIUS_M));
+        let g = &self.graph;
+        let cycling = kind.is_cycling();
+        let usable = |e: u32| {
+            // A crossing is walked across on the way; a ride does not start or end on one.
+            if cycling
+                && g.way_flags[g.arc_way(2 * e) as usize] & crate::graph::way_flags::CROSSING != 0
+            {
+                return (false, false);
+            }
+            (
+                w[2 * e as usize] < INF_WEIGHT,
+                w[2 * e as usize + 1] < INF_WEIGHT,
+            )
+        };
+        let n = if slack_m > 0.0 { SNAP_CANDIDATES } else { 1 };
+        let on_connected = self.snap_index.candidates(
+            &self.graph,
+            lon,
+            lat,
+            MAX_SNAP_M,
+            bearing,
+            |e| {
+                if connected[e as usize] {
+                    usable(e)
+                } else {
+                    (false, false)
+                }
+            },
+            slack_m,
+            n,
+        );
+        let mut found = if on_connected.is_empty() {
+            self.snap_index.candidates(
+                &self.graph,
+                lon,
+                lat,
+                MAX_SNAP_M,
+                bearing,
+                usable,
+                slack_m,
+                n,
+            )
+        } else {
+            on_connected
+        };
+        // Another candidate must run alongside the nearest (the other carriageway, a cycle track
+        // beside the road), not meet it: a road that joins the nearest one at a node is reached
+        // through that junction, as riders do.
+        if let Some(&first) = found.first() {
+            let g = &self.graph;
+            let ends = |e: u32| [g.arc_tail(2 * e), g.arc_head(2 * e)];
+            let fe = ends(first.edge);
+            found.retain(|c| {
+                if c.edge == first.edge {
+                    return true;
+                }
+                let d = (c.heading_deg - first.heading_deg).rem_euclid(180.0);
+                let parallel = d.min(180.0 - d) <= ALONGSIDE_DEG;
+                parallel && !ends(c.edge).iter().any(|v| fe.contains(v))
+            });
+        }
+        found
+    }
+
+    pub(super) fn with_query<T>(&self, f: impl FnOnce(&mut CchQuery) -> T) -> T {
+        let mut q = self
+            .queries
+            .lock()
+            .unwrap()
+            .pop()
+            .unwrap_or_else(|| CchQuery::new(&self.cch));
+        let out = f(&mut q);
+        self.queries.lock().unwrap().push(q);
+        out
+    }
+
+    /// Plans a route; `Ok(None)` when no route exists (a waypoint cannot be snapped or a leg has no path).
+    pub fn route(&self, req: &RouteRequest) -> Result<Option<Route>, RouteError> {
+        if !(2..=25).contains(&req.waypoints.len()) {
+            return Err(RouteError::InvalidRequest(
+                "between 2 and 25 waypoints are required".into(),
+            ));
+        }
+        for p in &req.waypoints {
+            if !(-180.0..=180.0).contains(&p[0]) || !(-90.0..=90.0).contains(&p[1]) {
+                return Err(RouteError::InvalidRequest(
+                    "coordinates must be [longitude, latitude] in range".into(),
+                ));
+            }
+        }
+        let kind = match req.profile {
+            Profile::Walking => MetricKind::Walking,
+            Profile::Cycling => MetricKind::cycling(req.supersafe, req.night),
+        };
+        let metric = self.metric(
+            kind,
+            if kind.is_cycling() {
+                req.departure
+            } else {
+                None
+            },
+        );
+        self.note_use(&metric);
+        // The trip's two ends may start or end on any road within a few metres more than the
+        // nearest (the other carriageway of a divided road, the cycle track beside it); a via point
+        // keeps one position, so that the legs it joins meet.
+        let last = req.waypoints.len() - 1;
+        let mut cands: Vec<Vec<Snap>> = Vec::with_capacity(req.waypoints.len());
+        for (i, p) in req.waypoints.iter().enumerate() {
+            let bearing = if i == 0 && req.profile == Profile::Cycling {
+                req.bearing
+            } else {
+                None
+            };
+            let slack = if i == 0 || i == last {
+                SNAP_SLACK_M
+            } else {
+                0.0
+            };
+            let c = self.snap_candidates(p[0], p[1], kind, &metric, bearing, slack);
+            if c.is_empty() {
+                return Ok(None);
+            }
+            cands.push(c);
+        }
+        // SuperSafe with a bounded detour: each leg also asks Direct and, when the full weighting's
+        // detour is over budget, the gentler one (see `DetourBudget`).
+        let bounded = (kind.is_cycling() && req.supersafe).then(|| {
+            let (direct, gentle) = (
+                self.metric(kind.direct(), req.departure),
+                self.metric(kind.gentle(), req.departure),
+            );
+            self.note_use(&direct);
+            self.note_use(&gentle);
+            (direct, gentle)
+        });
+        let budget = bounded
+            .is_some()
+            .then(|| self.model().supersafe_detour.clone());
+        let mut legs = Vec::with_capacity(last);
+        let mut snaps: Vec<Snap> = cands.iter().map(|c| c[0]).collect();
+        for (k, pair) in cands.windows(2).enumerate() {
+            let leg = self.with_query(|q| {
+                let full = self.leg_between(q, &metric, &pair[0], &pair[1])?;
+                let (Some((direct, gentle)), Some(budget)) = (&bounded, &budget) else {
+                    return Some(full);
+                };
+                let Some(shortest) = self.leg_between(q, direct, &pair[0], &pair[1]) else {
+                    return Some(full);
+                };
+                let direct_m = self.leg_length_m(&shortest.0);
+                if budget.within(self.leg_length_m(&full.0), direct_m) {
+                    return Some(full);
+                }
+                match self.leg_between(q, gentle, &pair[0], &pair[1]) {
+                    Some(g) if self.leg_length_m(&g.0) <= budget.max_ratio * direct_m => Some(g),
+                    _ => Some(shortest),
+                }
+            });
+            match leg {
+                Some((leg, i, j)) => {
+                    snaps[k] = pair[0][i];
+                    snaps[k + 1] = pair[1][j];
+                    legs.push(leg);
+                }
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(Route {
+            legs,
+            waypoints: snaps,
+            metric: kind,
+        }))
+    }
+
+    /// Metres ridden on a leg.
+    pub fn leg_length_m(&self, leg: &Leg) -> f64 {
+        leg.pieces
+            .iter()
+            .map(|p| self.graph.arc_length_m(p.arc) as f64 * (p.to - p.from))
+            .sum()
+    }
+
+    /// One leg between two snapped positions, on the turn model: a routing node stands for a whole
+    /// arc travelled, so a source seeds the arcs it starts on with the part still ahead, and a target
+    /// takes back the part of its arc beyond the target point (from a common offset, as weights
+    /// are unsigned).
+    ///
+    /// The start and end may each be several candidates (see
+    /// [`City::snap_candidates`]): the search picks the pair, each candidate after the first paying
+    /// for the metres it lies farther from the point than the first, at its own arc's rate. Returns
+    /// the leg and the indices of the candidates it starts and ends at.
+    pub fn leg_between(
+        &self,
+        q: &mut CchQuery,
+        metric: &CityMetric,
+        a: &[Snap],
+        b: &[Snap],
+    ) -> Option<(Leg, usize, usize)> {
+        let aw = &metric.arc_weights;
+        let g = &self.graph;
+        let part = |w: Weight, frac: f64| -> Weight {
+            (w as f64 * frac.clamp(0.0, 1.0)).round() as Weight
+        };
+        let usable = |arc: ArcId| aw[arc as usize] < INF_WEIGHT;
+        // The extra metres to a candidate beyond the nearest, priced as riding them on its arc.
+        let extra = |c: &Snap, first: &Snap, arc: ArcId| -> Weight {
+            let m = c.distance_m - first.distance_m;
+            let len = g.arc_length_m(arc) as f64;
+            if m <= 0.0 || len <= 0.0 || !usable(arc) {
+                0
+            } else {
+                (aw[arc as usize] as f64 * m / len)
+                    .round()
+                    .min(INF_WEIGHT as f64 / 4.0) as Weight
+            }
+        };
+        // (arc, fraction of it behind the point, usable from here, candidate, extra)
+        let mut starts: Vec<(ArcId, f64, bool, usize, Weight)> = Vec::with_capacity(2 * a.len());
+        for (i, c) in a.iter().enumerate() {
+            for (arc, f, ok) in [
+                (2 * c.edge, c.t, c.forward),
+                (2 * c.edge + 1, 1.0 - c.t, c.backward),
+            ] {
+                starts.push((arc, f, ok, i, extra(c, &a[0], arc)));
+            }
+        }
+        // (arc, fraction of it behind the point, candidate, extra)
+        let mut ends: Vec<(ArcId, f64, usize, Weight)> = Vec::with_capacity(2 * b.len());
+        for (i, c) in b.iter().enumerate() {
+            for (arc, f) in [(2 * c.edge, c.t), (2 * c.edge + 1, 1.0 - c.t)] {
+                ends.push((arc, f, i, extra(c, &b[0], arc)));
+            }
+        }
+        let offset = ends
+            .iter()
+            .filter(|e| usable(e.0))
+            .map(|e| aw[e.0 as usize])
+            .max()?;
+        q.reset();
+        for &(arc, f, _, x) in &ends {
+            if usable(arc) {
+                let w = aw[arc as usize];
+                let beyond = w - part(w, f);
+                for n in self.turns.nodes_of_arc(arc) {
+                    q.add_target(n, add(offset - beyond, x), &self.cch);
+                }
+            }
+        }
+        // (routing node, distance, arc started on, fraction of it behind, candidate, its extra)
+        let mut seeds: Vec<(u32, Weight, ArcId, f64, usize, Weight)> =
+            Vec::with_capacity(4 * a.len());
+        for &(arc, f, ok, i, x) in &starts {
+            if !ok || !usable(arc) {
+                continue;
+            }
+            let ahead = add(part(aw[arc as usize], 1.0 - f), x);
+            if ends.iter().any(|e| e.0 == arc && e.1 < f) {
+                // A target lies behind on this very arc: leave the arc by a turn first (seeding the
+                // arc itself would meet that target at once, as if it lay ahead).
+                for &t in self.turns.turns_out_of(arc) {
+                    let w = metric.input_weights[2 * t as usize];
+                    if w < INF_WEIGHT {
+                        seeds.push((self.turns.turn_to[t as usize], add(ahead, w), arc, f, i, x));
+                    }
+                }
+            }
+            if ends.iter().all(|e| e.0 != arc || e.1 >= f) {
+                seeds.push((arc, ahead, arc, f, i, x));
+            }
+        }
+        for s in &seeds {
+            q.add_source(s.0, s.1, &self.cch);
+        }
+        q.run(&self.cch, &metric.hierarchy);
+        let found = q.distance();
+        let mut best = if found < INF_WEIGHT {
+            found.saturating_sub(offset)
+        } else {
+            INF_WEIGHT
+        };
+        // Start and end on the same arc, the end ahead: ridden directly.
+        let mut direct: Option<(ArcPiece, usize, usize, Weight)> = None;
+        for &(arc, f, ok, i, xs) in &starts {
+            for &(e, ef, j, xe) in &ends {
+                if ok && e == arc && ef >= f && usable(arc) {
+                    let d = add(add(part(aw[arc as usize], ef - f), xs), xe);
+                    if d <= best {
+                        best = d;
+                        direct = Some((
+                            ArcPiece {
+                                arc,
+                                from: f,
+                                to: ef,
+                            },
+                            i,
+                            j,
+                            add(xs, xe),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some((p, i, j, snap_extra)) = direct {
+            let leg = Leg {
+                pieces: vec![p],
+                weight: best,
+                snap_extra,
+            };
+            return Some((leg, i, j));
+        }
+        if best >= INF_WEIGHT {
+            return None;
+        }
+        let (src, tgt) = q.endpoints(&self.cch)?;
+        // The seed the search used at the path's first node: the cheapest one there.
+        let &(_, _, first_arc, first_from, start_at, start_extra) =
+            seeds.iter().filter(|s| s.0 == src).min_by_key(|s| s.1)?;
+        let tgt_arc = self.turns.node_arc[tgt as usize];
+        // The end on the target's arc the search reached: the cheapest with its extra.
+        let &(_, end_f, end_at, end_extra) =
+            ends.iter().filter(|e| e.0 == tgt_arc).min_by_key(|e| e.3)?;
+        let path = q.arc_path(&self.cch, &metric.hierarchy);
+        let mut pieces = Vec::with_capacity(path.len() + 2);
+        let node_arc = &self.turns.node_arc;
+        if src == first_arc && path.is_empty() {
+            // Started and ended on the same arc (a rounding away from the direct case above).
+            pieces.push(ArcPiece {
+                arc: first_arc,
+                from: first_from,
+                to: end_f,
+            });
+        } else {
+            pieces.push(ArcPiece {
+                arc: first_arc,
+                from: first_from,
+                to: 1.0,
+            });
+            let nodes = std::iter::once(src)
+                .filter(|&x| x != first_arc)
+                .chain(path.iter().map(|&i| self.turns.turn_to[(i >> 1) as usize]));
+            let mut nodes = nodes.peekable();
+            while let Some(x) = nodes.next() {
+                let arc = node_arc[x as usize];
+                let to = if nodes.peek().is_none() {
+                    debug_assert_eq!(x, tgt);
+                    end_f
+                } else {
+                    1.0
+                };
+                pieces.push(ArcPiece { arc, from: 0.0, to });
+            }
+        }
+        pieces.retain(|p| p.to > p.from);
+        let leg = Leg {
+            pieces,
+            weight: best,
+            snap_extra: add(start_extra, end_extra),
+        };
+        Some((leg, start_at, end_at))
+    }
+
+    /// From one point to the `k` nearest of `targets` by network cost (cycling or walking metric in
+    /// force at `departure`), within `max_seconds` of penalised travel. Returns (target index, cost).
+    pub fn one_to_many(
+        &self,
+        from: [f64; 2],
+        targets: &[[f64; 2]],
+        k: usize,
+        kind: MetricKind,
+        departure: Option<i64>,
+        max_seconds: f64,
+    ) -> Vec<(usize, Weight)> {
+        let metric = self.metric(kind, departure);
+        let w = &metric.arc_weights;
+        let Some(src) = self.snap(from[0], from[1], kind, &metric, None) else {
+            return vec![];
+        };
+        // Each target is reached at its edge's tail or head, then along the edge.
+        let mut at_node: HashMap<NodeId, Vec<(usize, Weight)>> = HashMap::new();
+        for (i, t) in targets.iter().enumerate() {
+            let Some(s) = self.snap(t[0], t[1], kind, &metric, None) else {
+                continue;
+            };
+            let e = s.edge as usize;
+            if w[2 * e] < INF_WEIGHT {
+                at_node
+                    .entry(self.graph.edge_tail[e])
+                    .or_default()
+                    .push((i, (w[2 * e] as f64 * s.t) as Weight));
+            }
+            if w[2 * e + 1] < INF_WEIGHT {
+                at_node
+                    .entry(self.graph.edge_head[e])
+                    .or_default()
+                    .push((i, (w[2 * e + 1] as f64 * (1.0 - s.t)) as Weight));
+            }
+        }
+        let e = src.edge as usize;
+        let mut seeds = Vec::new();
+        if w[2 * e] < INF_WEIGHT {
+            seeds.push((
+                self.graph.edge_head[e],
+                (w[2 * e] as f64 * (1.0 - src.t)) as Weight,
+            ));
+        }
+        if w[2 * e + 1] < INF_WEIGHT {
+            seeds.push((
+                self.graph.edge_tail[e],
+                (w[2 * e + 1] as f64 * src.t) as Weight,
+            ));
+        }
+        let max = (max_seconds * crate::metric::WEIGHT_PER_SECOND) as Weight;
+        let mut best: HashMap<usize, Weight> = HashMap::new();
+        let mut d = self
+            .dijkstras
+            .lock()
+            .unwrap()
+            .pop()
+            .unwrap_or_else(|| Dijkstra::new(self.graph.node_count()));
+        d.run(&self.adjacency, w, &seeds, max, |v, dist| {
+            if let Some(list) = at_node.get(&v) {
+                for &(i, extra) in list {
+                    let c = dist.saturating_add(extra);
+                    let e = best.entry(i).or_insert(c);
+                    *e = (*e).min(c);
+                }
+            }
+            // Stop once k targets are known and no unsettled one can be nearer than the k-th.
+            if best.len() >= k {
+                let mut costs: Vec<Weight> = best.values().copied().collect();
+                costs.sort_unstable();
+                return costs[k - 1] <= dist;
+            }
+            false
+        });
+        self.dijkstras.lock().unwrap().push(d);
+        let mut out: Vec<(usize, Weight)> = best.into_iter().filter(|&(_, c)| c <= max).collect();
+        out.sort_by_key(|&(i, c)| (c, i));
+        out.truncate(k);
+        out
+    }
+}
