@@ -28,6 +28,9 @@ pub const MAX_SNAP_M: f64 = 1000.0;
 pub const SNAP_SLACK_M: f64 = 12.0;
 /// At most this many positions per end.
 const SNAP_CANDIDATES: usize = 4;
+/// How much farther than the nearest road (metres) a trip may start or end on the other side of
+/// the same named road (see `City::snap_candidates`).
+const SAME_ROAD_SLACK_M: f64 = 25.0;
 /// How far from parallel (degrees) another candidate's road may run from the nearest one's.
 const ALONGSIDE_DEG: f64 = 30.0;
 /// The first waypoint's bearing considers roads this close, within this tolerance.

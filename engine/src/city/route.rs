@@ -46,7 +46,13 @@ impl City {
                 w[2 * e as usize + 1] < INF_WEIGHT,
             )
         };
-        let n = if slack_m > 0.0 { SNAP_CANDIDATES } else { 1 };
+        // Searched wider than `slack_m` for the other side of the same road (below); enough
+        // candidates are kept for the filter to leave SNAP_CANDIDATES.
+        let (search_slack, n) = if slack_m > 0.0 {
+            (slack_m.max(SAME_ROAD_SLACK_M), 3 * SNAP_CANDIDATES)
+        } else {
+            (0.0, 1)
+        };
         let on_connected = self.snap_index.candidates(
             &self.graph,
             lon,
@@ -60,7 +66,7 @@ impl City {
                     (false, false)
                 }
             },
-            slack_m,
+            search_slack,
             n,
         );
         let mut found = if on_connected.is_empty() {
@@ -71,7 +77,7 @@ impl City {
                 MAX_SNAP_M,
                 bearing,
                 usable,
-                slack_m,
+                search_slack,
                 n,
             )
         } else {
@@ -79,19 +85,38 @@ impl City {
         };
         // Another candidate must run alongside the nearest (the other carriageway, a cycle track
         // beside the road), not meet it: a road that joins the nearest one at a node is reached
-        // through that junction, as riders do.
+        // through that junction, as riders do. It lies within `slack_m` more of the point, or
+        // within SAME_ROAD_SLACK_M more where it is the same road (the far carriageway or cycle
+        // lane of the street the point is on: a rider crosses the street to it rather than ride
+        // off the wrong way and turn back).
         if let Some(&first) = found.first() {
             let g = &self.graph;
             let ends = |e: u32| [g.arc_tail(2 * e), g.arc_head(2 * e)];
+            let name = |e: u32| g.string(g.way_name[g.arc_way(2 * e) as usize]);
             let fe = ends(first.edge);
+            // One candidate per way, the nearest: farther pieces of a way are reached along it.
+            let mut ways = Vec::with_capacity(found.len());
             found.retain(|c| {
                 if c.edge == first.edge {
+                    ways.push(g.arc_way(2 * c.edge));
                     return true;
+                }
+                let way = g.arc_way(2 * c.edge);
+                if ways.contains(&way) {
+                    return false;
                 }
                 let d = (c.heading_deg - first.heading_deg).rem_euclid(180.0);
                 let parallel = d.min(180.0 - d) <= ALONGSIDE_DEG;
-                parallel && !ends(c.edge).iter().any(|v| fe.contains(v))
+                let extra = c.distance_m - first.distance_m;
+                let near = extra <= slack_m
+                    || (extra <= SAME_ROAD_SLACK_M && same_road(name(c.edge), name(first.edge)));
+                let keep = near && parallel && !ends(c.edge).iter().any(|v| fe.contains(v));
+                if keep {
+                    ways.push(way);
+                }
+                keep
             });
+            found.truncate(SNAP_CANDIDATES);
         }
         found
     }
@@ -473,5 +498,78 @@ impl City {
         out.sort_by_key(|&(i, c)| (c, i));
         out.truncate(k);
         out
+    }
+}
+
+/// Whether two way names belong to one road: equal, or sharing a word that is not a direction or
+/// a kind of way ("Kinzie Street Bikeway" beside "West Kinzie Street"). Unnamed ways belong to none.
+fn same_road(a: &str, b: &str) -> bool {
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    if a == b {
+        return true;
+    }
+    const GENERIC: &[&str] = &[
+        "street",
+        "st",
+        "avenue",
+        "ave",
+        "road",
+        "rd",
+        "drive",
+        "dr",
+        "boulevard",
+        "blvd",
+        "lane",
+        "place",
+        "way",
+        "bikeway",
+        "cycleway",
+        "cycle",
+        "track",
+        "path",
+        "greenway",
+        "trail",
+        "bike",
+        "north",
+        "south",
+        "east",
+        "west",
+        "n",
+        "s",
+        "e",
+        "w",
+        "upper",
+        "lower",
+        "the",
+        "of",
+        "and",
+        "service",
+    ];
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .map(str::to_lowercase)
+            .filter(|w| w.len() >= 3 && !GENERIC.contains(&w.as_str()))
+            .collect()
+    };
+    let wa = words(a);
+    words(b).iter().any(|w| wa.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_road;
+
+    #[test]
+    fn a_cycle_track_named_after_its_street_is_the_same_road() {
+        assert!(same_road("Pike Street", "Pike Street"));
+        assert!(same_road("Kinzie Street Bikeway", "West Kinzie Street"));
+        assert!(same_road("Hudson River Greenway", "Hudson River Greenway"));
+        assert!(!same_road("West Street", "West Broadway"));
+        assert!(!same_road("East 6th Street", "East 7th Street"));
+        assert!(!same_road("", "Pike Street"));
+        // Levels of a stacked road count as one road, as parallel roads within the plain slack do.
+        assert!(same_road("Lower Wacker Drive", "Wacker Drive"));
     }
 }
