@@ -196,7 +196,7 @@ fn routes_between_snapped_points_are_shortest() {
             vec![MetricKind::DirectDay]
         };
         let metrics: Vec<_> = kinds.iter().map(|&k| city.metric(k, None)).collect();
-        let mut checked = 0;
+        let (mut checked, mut priced) = (0, 0);
         for _ in 0..60 {
             let v1 = rng.below(g.node_count() as u64) as u32;
             let v2 = rng.below(g.node_count() as u64) as u32;
@@ -269,11 +269,23 @@ fn routes_between_snapped_points_are_shortest() {
                     want
                 })
                 .collect();
-            assert!(
-                wants.contains(&route.legs[0].weight),
-                "seed {seed}: weight {} not among {wants:?}",
-                route.legs[0].weight
-            );
+            let leg = &route.legs[0];
+            if leg.turn_backs_priced == 0 {
+                assert!(
+                    wants.contains(&leg.weight),
+                    "seed {seed}: weight {} not among {wants:?}",
+                    leg.weight
+                );
+            } else {
+                // Searched again with its turn-backs priced (City::leg_avoiding_turn_backs): a
+                // longer way than the plain shortest one of its metric.
+                assert!(
+                    leg.weight >= *wants.iter().min().unwrap(),
+                    "seed {seed}: weight {} below {wants:?}",
+                    leg.weight
+                );
+                priced += 1;
+            }
             // Pieces are contiguous.
             for p in route.legs[0].pieces.windows(2) {
                 assert_eq!(g.arc_head(p[0].arc), g.arc_tail(p[1].arc), "seed {seed}");
@@ -281,5 +293,9 @@ fn routes_between_snapped_points_are_shortest() {
             checked += 1;
         }
         assert!(checked > 30, "only {checked} routes found");
+        assert!(
+            priced * 4 < checked,
+            "{priced} of {checked} routes priced turn-backs"
+        );
     }
 }

@@ -200,18 +200,20 @@ impl City {
         let mut snaps: Vec<Snap> = cands.iter().map(|c| c[0]).collect();
         for (k, pair) in cands.windows(2).enumerate() {
             let leg = self.with_query(|q| {
-                let full = self.leg_between(q, &metric, &pair[0], &pair[1])?;
+                let full = self.leg_avoiding_turn_backs(q, &metric, kind, &pair[0], &pair[1])?;
                 let (Some((direct, gentle)), Some(budget)) = (&bounded, &budget) else {
                     return Some(full);
                 };
-                let Some(shortest) = self.leg_between(q, direct, &pair[0], &pair[1]) else {
+                let Some(shortest) =
+                    self.leg_avoiding_turn_backs(q, direct, kind.direct(), &pair[0], &pair[1])
+                else {
                     return Some(full);
                 };
                 let direct_m = self.leg_length_m(&shortest.0);
                 if budget.within(self.leg_length_m(&full.0), direct_m) {
                     return Some(full);
                 }
-                match self.leg_between(q, gentle, &pair[0], &pair[1]) {
+                match self.leg_avoiding_turn_backs(q, gentle, kind.gentle(), &pair[0], &pair[1]) {
                     Some(g) if self.leg_length_m(&g.0) <= budget.max_ratio * direct_m => Some(g),
                     _ => Some(shortest),
                 }
@@ -230,6 +232,125 @@ impl City {
             waypoints: snaps,
             metric: kind,
         }))
+    }
+
+    /// [`City::leg_between`], then, on a cycling metric, the turn-backs across a divided road the
+    /// leg rides (along a carriageway, through a short crossover, back along the other carriageway
+    /// of the same name; see [`City::turn_backs`]) are priced and the leg searched again, up to
+    /// eight times. Pricing a turn pair needs the turn before it, which the turn model has not
+    /// (copies of every crossover would multiply the hierarchy), so it is done here, for the few
+    /// legs that need it: the turn into each crossover found costs `turn_back_seconds` more in a
+    /// copy of the metric (copy-on-write, a partial customization of a turn or two). A crossover
+    /// that also leads elsewhere (a left turn into the cross street) is priced only for this leg.
+    /// When pricing cannot remove every turn-back (no other way), the leg with the fewest stands.
+    pub fn leg_avoiding_turn_backs(
+        &self,
+        q: &mut CchQuery,
+        metric: &CityMetric,
+        kind: MetricKind,
+        a: &[Snap],
+        b: &[Snap],
+    ) -> Option<(Leg, usize, usize)> {
+        // A junction offers several ways to turn back (a crossing, the cross street, a crosswalk
+        // the other way); each round prices the ones the last search found.
+        const MAX_ROUNDS: u32 = 8;
+        let first = self.leg_between(q, metric, a, b)?;
+        if !kind.is_cycling() {
+            return Some(first);
+        }
+        let mut found = self.turn_backs(&first.0);
+        if found.is_empty() {
+            return Some(first);
+        }
+        let extra = self.model().turn_back_weight(kind);
+        // The leg with the fewest turn-backs so far.
+        let mut best = (found.len(), first);
+        let mut priced: Vec<(ArcId, ArcId)> = Vec::new();
+        let mut variant: Option<CityMetric> = None;
+        for round in 1..=MAX_ROUNDS {
+            priced.extend(found.iter().copied());
+            let base = variant.as_ref().unwrap_or(metric);
+            let mut updates: Vec<(ArcId, Weight)> = Vec::new();
+            for &(from, into) in &found {
+                for x in self.turns.nodes_of_arc(from) {
+                    for &t in self.turns.turns_out_of(x) {
+                        let to = self.turns.node_arc[self.turns.turn_to[t as usize] as usize];
+                        let w = base.input_weights[2 * t as usize];
+                        if to == into && w < INF_WEIGHT {
+                            updates.push((2 * t, add(w, extra)));
+                        }
+                    }
+                }
+            }
+            let mut hierarchy = base.hierarchy.clone();
+            self.cch.update(&mut hierarchy, &updates, &self.inputs_of);
+            let next = CityMetric {
+                arc_weights: metric.arc_weights.clone(),
+                hierarchy,
+            };
+            let Some((mut leg, i, j)) = self.leg_between(q, &next, a, b) else {
+                break;
+            };
+            leg.turn_backs_priced = round;
+            let now = self.turn_backs(&leg);
+            let left = now.len();
+            found = now.into_iter().filter(|p| !priced.contains(p)).collect();
+            if left < best.0 {
+                best = (left, (leg, i, j));
+                if left == 0 {
+                    break;
+                }
+            }
+            if found.is_empty() {
+                break;
+            }
+            variant = Some(next);
+        }
+        Some(best.1)
+    }
+
+    /// The turn-backs a leg rides: an arc of a named road, then a crossover of up to
+    /// `CROSSOVER_MAX_ARCS` pieces and `CROSSOVER_MAX_M` metres, then an arc of the same name
+    /// heading back (more than 135° from the first); or a U-turn at the dead end of a spur ridden
+    /// into mid-route. Returns (the arc before, the first arc of the crossover or spur) for each.
+    pub fn turn_backs(&self, leg: &Leg) -> Vec<(ArcId, ArcId)> {
+        use crate::graph::turns::{CROSSOVER_MAX_ARCS, CROSSOVER_MAX_M, turn_angle};
+        // Looser than the turn model's flag (150°): a road that bends at the crossover still has
+        // the rider heading back.
+        const TURN_BACK_RIDDEN_DEG: i32 = 135;
+        let g = &self.graph;
+        let name = |a: ArcId| g.way_name[g.arc_way(a) as usize];
+        let p = &leg.pieces;
+        let mut out = Vec::new();
+        // Turning back at the end of a spur mid-route (a dead end is the one place a U-turn is
+        // allowed, so a short one can stand in for a turn the junction prices or forbids).
+        for k in 1..p.len().saturating_sub(1) {
+            if p[k + 1].arc == p[k].arc ^ 1 {
+                out.push((p[k - 1].arc, p[k].arc));
+            }
+        }
+        for i in 0..p.len() {
+            let a = p[i].arc;
+            let n = name(a);
+            if n == 0 {
+                continue;
+            }
+            let mut len = 0.0f32;
+            for (k, piece) in p.iter().enumerate().skip(i + 1) {
+                let b = piece.arc;
+                if name(b) == n {
+                    if k > i + 1 && turn_angle(g, a, b).abs() > TURN_BACK_RIDDEN_DEG {
+                        out.push((a, p[i + 1].arc));
+                    }
+                    break;
+                }
+                len += g.arc_length_m(b) * (piece.to - piece.from) as f32;
+                if len > CROSSOVER_MAX_M || k - i > CROSSOVER_MAX_ARCS {
+                    break;
+                }
+            }
+        }
+        out
     }
 
     /// Metres ridden on a leg.
@@ -365,6 +486,7 @@ impl City {
                 pieces: vec![p],
                 weight: best,
                 snap_extra,
+                turn_backs_priced: 0,
             };
             return Some((leg, i, j));
         }
@@ -415,6 +537,7 @@ impl City {
             pieces,
             weight: best,
             snap_extra: add(start_extra, end_extra),
+            turn_backs_priced: 0,
         };
         Some((leg, start_at, end_at))
     }

@@ -41,7 +41,7 @@ pub mod turn_flags {
 /// The longest crossover (metres) across which turning back counts as a U-turn.
 pub const CROSSOVER_MAX_M: f32 = 40.0;
 /// The most arcs a crossover has (crossings split it at their nodes).
-const CROSSOVER_MAX_ARCS: usize = 4;
+pub const CROSSOVER_MAX_ARCS: usize = 4;
 /// How far from straight on (degrees) the carriageway left must run to count as turning back.
 const TURN_BACK_MIN_DEG: i32 = 150;
 

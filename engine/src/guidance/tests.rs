@@ -160,6 +160,7 @@ fn leg_partial(
         pieces,
         weight: 0,
         snap_extra: 0,
+        turn_backs_priced: 0,
     }
 }
 

@@ -371,6 +371,11 @@ impl WeightingModel {
         ((seconds * WEIGHT_PER_SECOND).round() as Weight).clamp(1, INF_WEIGHT - 1)
     }
 
+    /// The weight `turn_back_seconds` adds to a turn in a cycling metric.
+    pub fn turn_back_weight(&self, kind: MetricKind) -> Weight {
+        (self.cycling_weights(kind).turns.turn_back_seconds * WEIGHT_PER_SECOND).round() as Weight
+    }
+
     fn cycling_weights(&self, kind: MetricKind) -> std::borrow::Cow<'_, CyclingWeights> {
         use std::borrow::Cow;
         match kind {
