@@ -277,7 +277,7 @@ fn routes_between_snapped_points_are_shortest() {
                     leg.weight
                 );
             } else {
-                // Searched again with its turn-backs priced (City::leg_avoiding_turn_backs): a
+                // Searched again with its turn-backs priced (City::without_turn_backs): a
                 // longer way than the plain shortest one of its metric.
                 assert!(
                     leg.weight >= *wants.iter().min().unwrap(),

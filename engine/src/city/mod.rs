@@ -71,7 +71,7 @@ pub struct Leg {
     /// nearest (see [`City::leg_between`]); 0 otherwise.
     pub snap_extra: Weight,
     /// Turn-backs across a divided road the search found and priced away (see
-    /// [`City::leg_avoiding_turn_backs`]): when not 0, `weight` is in the metric with those turns
+    /// [`City::without_turn_backs`]): when not 0, `weight` is in the metric with those turns
     /// priced, and the leg is not the metric's plain shortest one.
     pub turn_backs_priced: u32,
 }

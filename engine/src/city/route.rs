@@ -200,23 +200,34 @@ impl City {
         let mut snaps: Vec<Snap> = cands.iter().map(|c| c[0]).collect();
         for (k, pair) in cands.windows(2).enumerate() {
             let leg = self.with_query(|q| {
-                let full = self.leg_avoiding_turn_backs(q, &metric, kind, &pair[0], &pair[1])?;
-                let (Some((direct, gentle)), Some(budget)) = (&bounded, &budget) else {
-                    return Some(full);
+                // The leg chosen (with its metric), then its turn-backs priced away.
+                let full = self.leg_between(q, &metric, &pair[0], &pair[1])?;
+                let chosen = match (&bounded, &budget) {
+                    (Some((direct, gentle)), Some(budget)) => {
+                        match self.leg_between(q, direct, &pair[0], &pair[1]) {
+                            None => (full, &*metric, kind),
+                            Some(shortest) => {
+                                let direct_m = self.leg_length_m(&shortest.0);
+                                if budget.within(self.leg_length_m(&full.0), direct_m) {
+                                    (full, &*metric, kind)
+                                } else {
+                                    match self.leg_between(q, gentle, &pair[0], &pair[1]) {
+                                        Some(g)
+                                            if self.leg_length_m(&g.0)
+                                                <= budget.max_ratio * direct_m =>
+                                        {
+                                            (g, &**gentle, kind.gentle())
+                                        }
+                                        _ => (shortest, &**direct, kind.direct()),
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    _ => (full, &*metric, kind),
                 };
-                let Some(shortest) =
-                    self.leg_avoiding_turn_backs(q, direct, kind.direct(), &pair[0], &pair[1])
-                else {
-                    return Some(full);
-                };
-                let direct_m = self.leg_length_m(&shortest.0);
-                if budget.within(self.leg_length_m(&full.0), direct_m) {
-                    return Some(full);
-                }
-                match self.leg_avoiding_turn_backs(q, gentle, kind.gentle(), &pair[0], &pair[1]) {
-                    Some(g) if self.leg_length_m(&g.0) <= budget.max_ratio * direct_m => Some(g),
-                    _ => Some(shortest),
-                }
+                let (leg, m, k) = chosen;
+                Some(self.without_turn_backs(q, m, k, &pair[0], &pair[1], leg))
             });
             match leg {
                 Some((leg, i, j)) => {
@@ -234,33 +245,33 @@ impl City {
         }))
     }
 
-    /// [`City::leg_between`], then, on a cycling metric, the turn-backs across a divided road the
-    /// leg rides (along a carriageway, through a short crossover, back along the other carriageway
+    /// A leg found by [`City::leg_between`] on `metric`, with, on a cycling metric, the turn-backs
+    /// across a divided road it rides (along a carriageway, through a short crossover, back along the other carriageway
     /// of the same name; see [`City::turn_backs`]) are priced and the leg searched again, up to
-    /// eight times. Pricing a turn pair needs the turn before it, which the turn model has not
+    /// four times. Pricing a turn pair needs the turn before it, which the turn model has not
     /// (copies of every crossover would multiply the hierarchy), so it is done here, for the few
     /// legs that need it: the turn into each crossover found costs `turn_back_seconds` more in a
     /// copy of the metric (copy-on-write, a partial customization of a turn or two). A crossover
     /// that also leads elsewhere (a left turn into the cross street) is priced only for this leg.
     /// When pricing cannot remove every turn-back (no other way), the leg with the fewest stands.
-    pub fn leg_avoiding_turn_backs(
+    pub fn without_turn_backs(
         &self,
         q: &mut CchQuery,
         metric: &CityMetric,
         kind: MetricKind,
         a: &[Snap],
         b: &[Snap],
-    ) -> Option<(Leg, usize, usize)> {
+        first: (Leg, usize, usize),
+    ) -> (Leg, usize, usize) {
         // A junction offers several ways to turn back (a crossing, the cross street, a crosswalk
         // the other way); each round prices the ones the last search found.
-        const MAX_ROUNDS: u32 = 8;
-        let first = self.leg_between(q, metric, a, b)?;
+        const MAX_ROUNDS: u32 = 4;
         if !kind.is_cycling() {
-            return Some(first);
+            return first;
         }
         let mut found = self.turn_backs(&first.0);
         if found.is_empty() {
-            return Some(first);
+            return first;
         }
         let extra = self.model().turn_back_weight(kind);
         // The leg with the fewest turn-backs so far.
@@ -268,6 +279,18 @@ impl City {
         let mut priced: Vec<(ArcId, ArcId)> = Vec::new();
         let mut variant: Option<CityMetric> = None;
         for round in 1..=MAX_ROUNDS {
+            // Every way to turn back from the same carriageway at once (the cross street, a
+            // crossing, a crosswalk the other way), so that a junction rarely takes a second round.
+            let mut more: Vec<(ArcId, ArcId)> = Vec::new();
+            for &(from, _) in &found {
+                for into in self.turn_back_entries_from(from) {
+                    if !found.contains(&(from, into)) && !more.contains(&(from, into)) {
+                        more.push((from, into));
+                    }
+                }
+            }
+            found.extend(more);
+            found.retain(|p| !priced.contains(p));
             priced.extend(found.iter().copied());
             let base = variant.as_ref().unwrap_or(metric);
             let mut updates: Vec<(ArcId, Weight)> = Vec::new();
@@ -306,7 +329,55 @@ impl City {
             }
             variant = Some(next);
         }
-        Some(best.1)
+        best.1
+    }
+
+    /// The arcs by which a rider on arc `a` can enter a crossover that leads back along a road of
+    /// `a`'s name (up to `CROSSOVER_MAX_ARCS` arcs and `CROSSOVER_MAX_M` metres, heading back more
+    /// than 135°), whatever else the crossover reaches.
+    fn turn_back_entries_from(&self, a: ArcId) -> Vec<ArcId> {
+        use crate::graph::turns::{CROSSOVER_MAX_ARCS, CROSSOVER_MAX_M, turn_angle};
+        let g = &self.graph;
+        let t = &self.turns;
+        let name = |x: ArcId| g.way_name[g.arc_way(x) as usize];
+        let n = name(a);
+        let mut out = Vec::new();
+        if n == 0 {
+            return out;
+        }
+        // The arcs a turn out of an arc (its own routing node) leads to.
+        let next = |x: ArcId| {
+            t.turns_out_of(x)
+                .iter()
+                .map(|&k| t.node_arc[t.turn_to[k as usize] as usize])
+        };
+        let mut stack: Vec<(ArcId, f32, usize)> = Vec::new();
+        for c in next(a) {
+            let len = g.arc_length_m(c);
+            if c == a ^ 1 || name(c) == n || len > CROSSOVER_MAX_M {
+                continue;
+            }
+            stack.clear();
+            stack.push((c, len, 1));
+            'region: while let Some((last, len, arcs)) = stack.pop() {
+                for b in next(last) {
+                    if b == last ^ 1 {
+                        continue;
+                    }
+                    if name(b) == n {
+                        if turn_angle(g, a, b).abs() > 135 {
+                            out.push(c);
+                            break 'region;
+                        }
+                    } else if arcs < CROSSOVER_MAX_ARCS
+                        && len + g.arc_length_m(b) <= CROSSOVER_MAX_M
+                    {
+                        stack.push((b, len + g.arc_length_m(b), arcs + 1));
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The turn-backs a leg rides: an arc of a named road, then a crossover of up to
