@@ -31,6 +31,9 @@ const SNAP_CANDIDATES: usize = 4;
 /// How much farther than the nearest road (metres) a trip may start or end on the other side of
 /// the same named road (see `City::snap_candidates`).
 const SAME_ROAD_SLACK_M: f64 = 25.0;
+/// Metrics with turn-backs priced kept for reuse (each shares all but the chunks its few priced
+/// turns changed with its base metric).
+const TURN_BACK_CACHE: usize = 32;
 /// How far from parallel (degrees) another candidate's road may run from the nearest one's.
 const ALONGSIDE_DEG: f64 = 30.0;
 /// The first waypoint's bearing considers roads this close, within this tolerance.
@@ -149,6 +152,10 @@ pub struct City {
     way_arcs: (Vec<u32>, Vec<ArcId>),
     state: RwLock<State>,
     queries: Mutex<Vec<CchQuery>>,
+    /// Metrics with a leg's turn-backs priced (`City::without_turn_backs`): base metric, the input
+    /// arcs priced, the metric; oldest first.
+    #[allow(clippy::type_complexity)]
+    turn_back_cache: Mutex<Vec<(std::sync::Weak<CityMetric>, Vec<ArcId>, Arc<CityMetric>)>>,
     dijkstras: Mutex<Vec<Dijkstra>>,
     /// Serializes writers (arc updates, model swaps), so none loses another's change; queries
     /// never take it.
@@ -216,6 +223,7 @@ impl City {
                 cache: HashMap::new(),
             }),
             queries: Mutex::new(Vec::new()),
+            turn_back_cache: Mutex::new(Vec::new()),
             dijkstras: Mutex::new(Vec::new()),
             writer: Mutex::new(()),
         })

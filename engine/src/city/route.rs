@@ -205,26 +205,26 @@ impl City {
                 let chosen = match (&bounded, &budget) {
                     (Some((direct, gentle)), Some(budget)) => {
                         match self.leg_between(q, direct, &pair[0], &pair[1]) {
-                            None => (full, &*metric, kind),
+                            None => (full, &metric, kind),
                             Some(shortest) => {
                                 let direct_m = self.leg_length_m(&shortest.0);
                                 if budget.within(self.leg_length_m(&full.0), direct_m) {
-                                    (full, &*metric, kind)
+                                    (full, &metric, kind)
                                 } else {
                                     match self.leg_between(q, gentle, &pair[0], &pair[1]) {
                                         Some(g)
                                             if self.leg_length_m(&g.0)
                                                 <= budget.max_ratio * direct_m =>
                                         {
-                                            (g, &**gentle, kind.gentle())
+                                            (g, gentle, kind.gentle())
                                         }
-                                        _ => (shortest, &**direct, kind.direct()),
+                                        _ => (shortest, direct, kind.direct()),
                                     }
                                 }
                             }
                         }
                     }
-                    _ => (full, &*metric, kind),
+                    _ => (full, &metric, kind),
                 };
                 let (leg, m, k) = chosen;
                 Some(self.without_turn_backs(q, m, k, &pair[0], &pair[1], leg))
@@ -257,7 +257,7 @@ impl City {
     pub fn without_turn_backs(
         &self,
         q: &mut CchQuery,
-        metric: &CityMetric,
+        metric: &Arc<CityMetric>,
         kind: MetricKind,
         a: &[Snap],
         b: &[Snap],
@@ -277,7 +277,6 @@ impl City {
         // The leg with the fewest turn-backs so far.
         let mut best = (found.len(), first);
         let mut priced: Vec<(ArcId, ArcId)> = Vec::new();
-        let mut variant: Option<CityMetric> = None;
         for round in 1..=MAX_ROUNDS {
             // Every way to turn back from the same carriageway at once (the cross street, a
             // crossing, a crosswalk the other way), so that a junction rarely takes a second round.
@@ -292,25 +291,7 @@ impl City {
             found.extend(more);
             found.retain(|p| !priced.contains(p));
             priced.extend(found.iter().copied());
-            let base = variant.as_ref().unwrap_or(metric);
-            let mut updates: Vec<(ArcId, Weight)> = Vec::new();
-            for &(from, into) in &found {
-                for x in self.turns.nodes_of_arc(from) {
-                    for &t in self.turns.turns_out_of(x) {
-                        let to = self.turns.node_arc[self.turns.turn_to[t as usize] as usize];
-                        let w = base.input_weights[2 * t as usize];
-                        if to == into && w < INF_WEIGHT {
-                            updates.push((2 * t, add(w, extra)));
-                        }
-                    }
-                }
-            }
-            let mut hierarchy = base.hierarchy.clone();
-            self.cch.update(&mut hierarchy, &updates, &self.inputs_of);
-            let next = CityMetric {
-                arc_weights: metric.arc_weights.clone(),
-                hierarchy,
-            };
+            let next = self.turn_backs_priced_metric(metric, &priced, extra);
             let Some((mut leg, i, j)) = self.leg_between(q, &next, a, b) else {
                 break;
             };
@@ -327,9 +308,60 @@ impl City {
             if found.is_empty() {
                 break;
             }
-            variant = Some(next);
         }
         best.1
+    }
+
+    /// `metric` with the turns from each `(from, into)` pair's first arc into its second costing
+    /// `extra` more: a copy-on-write copy partially customized, kept in a small cache (keyed by
+    /// the base metric and the turns), as the same junctions come up again and again.
+    fn turn_backs_priced_metric(
+        &self,
+        metric: &Arc<CityMetric>,
+        pairs: &[(ArcId, ArcId)],
+        extra: Weight,
+    ) -> Arc<CityMetric> {
+        let mut updates: Vec<(ArcId, Weight)> = Vec::new();
+        for &(from, into) in pairs {
+            for x in self.turns.nodes_of_arc(from) {
+                for &t in self.turns.turns_out_of(x) {
+                    let to = self.turns.node_arc[self.turns.turn_to[t as usize] as usize];
+                    let w = metric.input_weights[2 * t as usize];
+                    if to == into && w < INF_WEIGHT {
+                        updates.push((2 * t, add(w, extra)));
+                    }
+                }
+            }
+        }
+        updates.sort_unstable();
+        updates.dedup();
+        let key: Vec<ArcId> = updates.iter().map(|u| u.0).collect();
+        let base_id = Arc::as_ptr(metric) as usize;
+        {
+            let cache = self.turn_back_cache.lock().unwrap();
+            if let Some((_, _, m)) = cache.iter().find(|(base, k, _)| {
+                k == &key
+                    && base
+                        .upgrade()
+                        .is_some_and(|b| Arc::as_ptr(&b) as usize == base_id)
+            }) {
+                return m.clone();
+            }
+        }
+        let mut hierarchy = metric.hierarchy.clone();
+        self.cch.update(&mut hierarchy, &updates, &self.inputs_of);
+        let m = Arc::new(CityMetric {
+            arc_weights: metric.arc_weights.clone(),
+            hierarchy,
+        });
+        let mut cache = self.turn_back_cache.lock().unwrap();
+        // Oldest first out; entries whose base metric is gone go too.
+        cache.retain(|(base, _, _)| base.strong_count() > 0);
+        if cache.len() >= TURN_BACK_CACHE {
+            cache.remove(0);
+        }
+        cache.push((Arc::downgrade(metric), key, m.clone()));
+        m
     }
 
     /// The arcs by which a rider on arc `a` can enter a crossover that leads back along a road of
