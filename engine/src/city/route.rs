@@ -53,23 +53,7 @@ impl City {
         } else {
             (0.0, 1)
         };
-        let on_connected = self.snap_index.candidates(
-            &self.graph,
-            lon,
-            lat,
-            MAX_SNAP_M,
-            bearing,
-            |e| {
-                if connected[e as usize] {
-                    usable(e)
-                } else {
-                    (false, false)
-                }
-            },
-            search_slack,
-            n,
-        );
-        let mut found = if on_connected.is_empty() {
+        let search = |usable: &dyn Fn(u32) -> (bool, bool)| {
             self.snap_index.candidates(
                 &self.graph,
                 lon,
@@ -80,6 +64,16 @@ impl City {
                 search_slack,
                 n,
             )
+        };
+        let on_connected = search(&|e| {
+            if connected[e as usize] {
+                usable(e)
+            } else {
+                (false, false)
+            }
+        });
+        let mut found = if on_connected.is_empty() {
+            search(&usable)
         } else {
             on_connected
         };
@@ -368,48 +362,22 @@ impl City {
     /// `a`'s name (up to `CROSSOVER_MAX_ARCS` arcs and `CROSSOVER_MAX_M` metres, heading back more
     /// than 135°), whatever else the crossover reaches.
     fn turn_back_entries_from(&self, a: ArcId) -> Vec<ArcId> {
-        use crate::graph::turns::{CROSSOVER_MAX_ARCS, CROSSOVER_MAX_M, turn_angle};
-        let g = &self.graph;
+        use crate::graph::turns::{TURN_BACK_RIDDEN_DEG, crossover_exits};
         let t = &self.turns;
-        let name = |x: ArcId| g.way_name[g.arc_way(x) as usize];
-        let n = name(a);
-        let mut out = Vec::new();
-        if n == 0 {
-            return out;
-        }
         // The arcs a turn out of an arc (its own routing node) leads to.
         let next = |x: ArcId| {
             t.turns_out_of(x)
                 .iter()
                 .map(|&k| t.node_arc[t.turn_to[k as usize] as usize])
         };
-        let mut stack: Vec<(ArcId, f32, usize)> = Vec::new();
-        for c in next(a) {
-            let len = g.arc_length_m(c);
-            if c == a ^ 1 || name(c) == n || len > CROSSOVER_MAX_M {
-                continue;
-            }
-            stack.clear();
-            stack.push((c, len, 1));
-            'region: while let Some((last, len, arcs)) = stack.pop() {
-                for b in next(last) {
-                    if b == last ^ 1 {
-                        continue;
-                    }
-                    if name(b) == n {
-                        if turn_angle(g, a, b).abs() > 135 {
-                            out.push(c);
-                            break 'region;
-                        }
-                    } else if arcs < CROSSOVER_MAX_ARCS
-                        && len + g.arc_length_m(b) <= CROSSOVER_MAX_M
-                    {
-                        stack.push((b, len + g.arc_length_m(b), arcs + 1));
-                    }
-                }
-            }
-        }
-        out
+        next(a)
+            .filter(|&c| {
+                matches!(
+                    crossover_exits(&self.graph, a, c, next, TURN_BACK_RIDDEN_DEG),
+                    Some((true, _))
+                )
+            })
+            .collect()
     }
 
     /// The turn-backs a leg rides: an arc of a named road, then a crossover of up to
@@ -417,10 +385,9 @@ impl City {
     /// heading back (more than 135° from the first); or a U-turn at the dead end of a spur ridden
     /// into mid-route. Returns (the arc before, the first arc of the crossover or spur) for each.
     pub fn turn_backs(&self, leg: &Leg) -> Vec<(ArcId, ArcId)> {
-        use crate::graph::turns::{CROSSOVER_MAX_ARCS, CROSSOVER_MAX_M, turn_angle};
-        // Looser than the turn model's flag (150°): a road that bends at the crossover still has
-        // the rider heading back.
-        const TURN_BACK_RIDDEN_DEG: i32 = 135;
+        use crate::graph::turns::{
+            CROSSOVER_MAX_ARCS, CROSSOVER_MAX_M, TURN_BACK_RIDDEN_DEG, turn_angle,
+        };
         let g = &self.graph;
         let name = |a: ArcId| g.way_name[g.arc_way(a) as usize];
         let p = &leg.pieces;
@@ -736,7 +703,8 @@ fn same_road(a: &str, b: &str) -> bool {
     if a == b {
         return true;
     }
-    const GENERIC: &[&str] = &[
+    // Kinds of way; directions are the guidance's compass words.
+    const KINDS: &[&str] = &[
         "street",
         "st",
         "avenue",
@@ -758,14 +726,6 @@ fn same_road(a: &str, b: &str) -> bool {
         "greenway",
         "trail",
         "bike",
-        "north",
-        "south",
-        "east",
-        "west",
-        "n",
-        "s",
-        "e",
-        "w",
         "upper",
         "lower",
         "the",
@@ -776,7 +736,11 @@ fn same_road(a: &str, b: &str) -> bool {
     let words = |s: &str| -> Vec<String> {
         s.split(|c: char| !c.is_alphanumeric())
             .map(str::to_lowercase)
-            .filter(|w| w.len() >= 3 && !GENERIC.contains(&w.as_str()))
+            .filter(|w| {
+                w.len() >= 3
+                    && !KINDS.contains(&w.as_str())
+                    && !crate::guidance::COMPASS_WORDS.contains(&w.as_str())
+            })
             .collect()
     };
     let wa = words(a);

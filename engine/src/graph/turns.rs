@@ -42,8 +42,12 @@ pub mod turn_flags {
 pub const CROSSOVER_MAX_M: f32 = 40.0;
 /// The most arcs a crossover has (crossings split it at their nodes).
 pub const CROSSOVER_MAX_ARCS: usize = 4;
-/// How far from straight on (degrees) the carriageway left must run to count as turning back.
+/// How far from straight on (degrees) the carriageway left must run to count as turning back, for
+/// the flag on a crossover that leads only back.
 const TURN_BACK_MIN_DEG: i32 = 150;
+/// The same for a turn-back a leg rides (`City::turn_backs`): looser, as a road that bends at the
+/// crossover still has the rider heading back.
+pub const TURN_BACK_RIDDEN_DEG: i32 = 135;
 
 /// A turn restriction for bicycles as a sequence of arcs: the from-arc, the via arcs (none for a
 /// via-node restriction) and the to-arc. `only` restrictions permit, at the end of the via part, only
@@ -271,54 +275,66 @@ pub fn turn_angle(g: &CityGraph, a: ArcId, b: ArcId) -> i32 {
     if d > 180 { d - 360 } else { d }
 }
 
-/// The turns (carriageway arc, crossover arc) into a crossover that only leads back: from the
-/// junction `a` arrives at, a crossover of up to [`CROSSOVER_MAX_ARCS`] arcs (at most
-/// [`CROSSOVER_MAX_M`] together, none named like `a`) whose every way out is an arc named like `a`
-/// heading back the way `a` came (more than [`TURN_BACK_MIN_DEG`] from it). Any other way out (a
-/// side street, the same road onward, a longer way) makes the crossover a junction, not a turn-back.
+/// Where the crossover a rider on arc `a` enters by arc `c` leads: `None` when `c` enters no
+/// crossover (`a` unnamed, `c` back along `a`, named like `a`, or longer than
+/// [`CROSSOVER_MAX_M`]); else whether it reaches an arc named like `a` heading back more than
+/// `back_deg` from it, and whether it reaches any other way out (a side street, the same road
+/// onward, a longer way). The crossover is up to [`CROSSOVER_MAX_ARCS`] arcs and
+/// [`CROSSOVER_MAX_M`] together, none named like `a`; `next` gives the arcs a rider may take on from
+/// an arc.
+pub fn crossover_exits<I: Iterator<Item = ArcId>>(
+    g: &CityGraph,
+    a: ArcId,
+    c: ArcId,
+    next: impl Fn(ArcId) -> I,
+    back_deg: i32,
+) -> Option<(bool, bool)> {
+    let name = |x: ArcId| g.way_name[g.arc_way(x) as usize];
+    let n = name(a);
+    let len = g.arc_length_m(c);
+    if n == 0 || c == a ^ 1 || name(c) == n || len > CROSSOVER_MAX_M {
+        return None;
+    }
+    let (mut back, mut elsewhere) = (false, false);
+    let mut stack = vec![(c, len, 1)];
+    while let Some((last, len, arcs)) = stack.pop() {
+        for b in next(last) {
+            if b == last ^ 1 {
+                continue;
+            }
+            if name(b) == n {
+                if turn_angle(g, a, b).abs() > back_deg {
+                    back = true;
+                    continue;
+                }
+            } else if arcs < CROSSOVER_MAX_ARCS && len + g.arc_length_m(b) <= CROSSOVER_MAX_M {
+                stack.push((b, len + g.arc_length_m(b), arcs + 1));
+                continue;
+            }
+            elsewhere = true;
+        }
+    }
+    Some((back, elsewhere))
+}
+
+/// The turns (carriageway arc, crossover arc) into a crossover that only leads back along the
+/// other carriageway of the same name (more than [`TURN_BACK_MIN_DEG`] from the first), by the ways
+/// a bicycle may take (ridden or pushed; not against a one-way).
 fn turn_back_entries<'a>(
     g: &CityGraph,
     outs: &impl Fn(NodeId) -> &'a [ArcId],
 ) -> HashSet<(ArcId, ArcId)> {
-    let name = |a: ArcId| g.way_name[g.arc_way(a) as usize];
-    // Ways out that a bicycle may take (ridden or pushed; not against a one-way).
     let rideable = |a: ArcId| g.arc_attrs[a as usize].bike() != crate::graph::BikeAccess::No;
+    let next = |x: ArcId| {
+        outs(g.arc_head(x))
+            .iter()
+            .copied()
+            .filter(move |&b| rideable(b))
+    };
     let mut found = HashSet::new();
-    let mut stack: Vec<(ArcId, f32, usize)> = Vec::new();
     for a in 0..g.arc_count() as ArcId {
-        let n = name(a);
-        if n == 0 {
-            continue;
-        }
-        for &c in outs(g.arc_head(a)) {
-            let len = g.arc_length_m(c);
-            if c == a ^ 1 || name(c) == n || len > CROSSOVER_MAX_M || !rideable(c) {
-                continue;
-            }
-            stack.clear();
-            stack.push((c, len, 1));
-            let (mut back, mut elsewhere) = (false, false);
-            'region: while let Some((last, len, arcs)) = stack.pop() {
-                for &b in outs(g.arc_head(last)) {
-                    if b == last ^ 1 || !rideable(b) {
-                        continue;
-                    }
-                    if name(b) == n {
-                        if turn_angle(g, a, b).abs() > TURN_BACK_MIN_DEG {
-                            back = true;
-                            continue;
-                        }
-                    } else if arcs < CROSSOVER_MAX_ARCS
-                        && len + g.arc_length_m(b) <= CROSSOVER_MAX_M
-                    {
-                        stack.push((b, len + g.arc_length_m(b), arcs + 1));
-                        continue;
-                    }
-                    elsewhere = true;
-                    break 'region;
-                }
-            }
-            if back && !elsewhere {
+        for c in next(a) {
+            if crossover_exits(g, a, c, next, TURN_BACK_MIN_DEG) == Some((true, false)) {
                 found.insert((a, c));
             }
         }

@@ -17,6 +17,7 @@
 
 pub mod geometry;
 mod passes;
+pub(crate) use passes::COMPASS_WORDS;
 mod roundabout;
 #[cfg(test)]
 mod tests;

@@ -177,27 +177,29 @@ impl Cx<'_> {
 
 /// A street name without a leading or trailing compass word (kept when the rest is a single word:
 /// `West Broadway` is not `Broadway`, `North Street` not `South Street`).
+/// Compass words, lower case, as street names carry them.
+pub(crate) const COMPASS_WORDS: [&str; 16] = [
+    "north",
+    "south",
+    "east",
+    "west",
+    "n",
+    "s",
+    "e",
+    "w",
+    "northeast",
+    "northwest",
+    "southeast",
+    "southwest",
+    "ne",
+    "nw",
+    "se",
+    "sw",
+];
+
 fn strip_compass(name: &str) -> &str {
-    const WORDS: [&str; 16] = [
-        "north",
-        "south",
-        "east",
-        "west",
-        "n",
-        "s",
-        "e",
-        "w",
-        "northeast",
-        "northwest",
-        "southeast",
-        "southwest",
-        "ne",
-        "nw",
-        "se",
-        "sw",
-    ];
     let is_compass = |w: &str| {
-        WORDS
+        COMPASS_WORDS
             .iter()
             .any(|c| c.eq_ignore_ascii_case(w.trim_end_matches('.')))
     };
