@@ -153,9 +153,15 @@ pub struct City {
     state: RwLock<State>,
     queries: Mutex<Vec<CchQuery>>,
     /// Metrics with a leg's turn-backs priced (`City::without_turn_backs`): base metric, the input
-    /// arcs priced, the metric; oldest first.
+    /// arcs priced with their weights, the metric; oldest first.
     #[allow(clippy::type_complexity)]
-    turn_back_cache: Mutex<Vec<(std::sync::Weak<CityMetric>, Vec<ArcId>, Arc<CityMetric>)>>,
+    turn_back_cache: Mutex<
+        Vec<(
+            std::sync::Weak<CityMetric>,
+            Vec<(ArcId, Weight)>,
+            Arc<CityMetric>,
+        )>,
+    >,
     dijkstras: Mutex<Vec<Dijkstra>>,
     /// Serializes writers (arc updates, model swaps), so none loses another's change; queries
     /// never take it.

@@ -193,35 +193,34 @@ impl City {
         let mut legs = Vec::with_capacity(last);
         let mut snaps: Vec<Snap> = cands.iter().map(|c| c[0]).collect();
         for (k, pair) in cands.windows(2).enumerate() {
+            let (a, b) = (&pair[0], &pair[1]);
             let leg = self.with_query(|q| {
-                // The leg chosen (with its metric), then its turn-backs priced away.
-                let full = self.leg_between(q, &metric, &pair[0], &pair[1])?;
-                let chosen = match (&bounded, &budget) {
-                    (Some((direct, gentle)), Some(budget)) => {
-                        match self.leg_between(q, direct, &pair[0], &pair[1]) {
-                            None => (full, &metric, kind),
-                            Some(shortest) => {
-                                let direct_m = self.leg_length_m(&shortest.0);
-                                if budget.within(self.leg_length_m(&full.0), direct_m) {
-                                    (full, &metric, kind)
-                                } else {
-                                    match self.leg_between(q, gentle, &pair[0], &pair[1]) {
-                                        Some(g)
-                                            if self.leg_length_m(&g.0)
-                                                <= budget.max_ratio * direct_m =>
-                                        {
-                                            (g, gentle, kind.gentle())
-                                        }
-                                        _ => (shortest, direct, kind.direct()),
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    _ => (full, &metric, kind),
+                // The leg chosen (with its metric), with its turn-backs priced away; a leg whose
+                // pricing takes it over the detour budget gives way to the next choice.
+                let full = self.leg_between(q, &metric, a, b)?;
+                let (Some((direct, gentle)), Some(budget)) = (&bounded, &budget) else {
+                    return Some(self.without_turn_backs(q, &metric, kind, a, b, full));
                 };
-                let (leg, m, k) = chosen;
-                Some(self.without_turn_backs(q, m, k, &pair[0], &pair[1], leg))
+                let Some(shortest) = self.leg_between(q, direct, a, b) else {
+                    return Some(self.without_turn_backs(q, &metric, kind, a, b, full));
+                };
+                let direct_m = self.leg_length_m(&shortest.0);
+                if budget.within(self.leg_length_m(&full.0), direct_m) {
+                    let priced = self.without_turn_backs(q, &metric, kind, a, b, full);
+                    if budget.within(self.leg_length_m(&priced.0), direct_m) {
+                        return Some(priced);
+                    }
+                }
+                let max_m = budget.max_ratio * direct_m;
+                if let Some(g) = self.leg_between(q, gentle, a, b)
+                    && self.leg_length_m(&g.0) <= max_m
+                {
+                    let priced = self.without_turn_backs(q, gentle, kind.gentle(), a, b, g);
+                    if self.leg_length_m(&priced.0) <= max_m {
+                        return Some(priced);
+                    }
+                }
+                Some(self.without_turn_backs(q, direct, kind.direct(), a, b, shortest))
             });
             match leg {
                 Some((leg, i, j)) => {
@@ -258,8 +257,14 @@ impl City {
         first: (Leg, usize, usize),
     ) -> (Leg, usize, usize) {
         // A junction offers several ways to turn back (a crossing, the cross street, a crosswalk
-        // the other way); each round prices the ones the last search found.
-        const MAX_ROUNDS: u32 = 4;
+        // the other way); each round prices the ones the last search found. A turn-back the
+        // search takes again with its price paid (every other way turns back too, or is dearer
+        // by less than the price) costs `ESCALATED` times as much in the next round: a U-turn
+        // mid-route is the last resort, not a saving of a few seconds. (Not more: at 16 times,
+        // SuperSafe rode a very busy carriageway rather than cross a junction to the cycle
+        // track the other way.)
+        const MAX_ROUNDS: u32 = 8;
+        const ESCALATED: Weight = 4;
         if !kind.is_cycling() {
             return first;
         }
@@ -268,42 +273,89 @@ impl City {
             return first;
         }
         let extra = self.model().turn_back_weight(kind);
+        // The leg the last search found.
+        let mut last = first.0.pieces.clone();
         // The leg with the fewest turn-backs so far.
         let mut best = (found.len(), first);
-        let mut priced: Vec<(ArcId, ArcId)> = Vec::new();
+        // Each turn pair priced, with its multiple of `extra`.
+        let mut priced: Vec<((ArcId, ArcId), Weight)> = Vec::new();
         for round in 1..=MAX_ROUNDS {
-            // Every way to turn back from the same carriageway at once (the cross street, a
-            // crossing, a crosswalk the other way), so that a junction rarely takes a second round.
-            let mut more: Vec<(ArcId, ArcId)> = Vec::new();
-            for &(from, _) in &found {
-                for into in self.turn_back_entries_from(from) {
-                    if !found.contains(&(from, into)) && !more.contains(&(from, into)) {
-                        more.push((from, into));
+            // For each turn-back: the turn into the crossover, and the turn by which the leg came
+            // onto that carriageway (the way in that heads the wrong way, so that the next search
+            // does not just turn back at the next gap in the median).
+            let mut wanted: Vec<((ArcId, ArcId), bool)> = Vec::new();
+            for &(from, into) in &found {
+                wanted.push(((from, into), true));
+                if let Some(entry) = self.road_entry(&last, from) {
+                    wanted.push((entry, false));
+                }
+            }
+            // A pair that is both keeps its crossover role.
+            wanted.sort_unstable_by_key(|&(p, crossover)| (p, !crossover));
+            wanted.dedup_by_key(|w| w.0);
+            let mut changed = false;
+            for (pair, crossover) in wanted {
+                match priced.iter_mut().find(|(p, _)| *p == pair) {
+                    Some((_, level)) => {
+                        if *level < ESCALATED {
+                            *level = ESCALATED;
+                            changed = true;
+                        }
+                    }
+                    None => {
+                        priced.push((pair, 1));
+                        changed = true;
+                        if crossover {
+                            // Every way to turn back from the same carriageway at once (the
+                            // cross street, a crossing, a crosswalk the other way), so that a
+                            // junction rarely takes a second round.
+                            for more in self.turn_back_entries_from(pair.0) {
+                                if !priced.iter().any(|(p, _)| *p == (pair.0, more)) {
+                                    priced.push(((pair.0, more), 1));
+                                }
+                            }
+                        }
                     }
                 }
             }
-            found.extend(more);
-            found.retain(|p| !priced.contains(p));
-            priced.extend(found.iter().copied());
+            if !changed {
+                break;
+            }
             let next = self.turn_backs_priced_metric(metric, &priced, extra);
             let Some((mut leg, i, j)) = self.leg_between(q, &next, a, b) else {
                 break;
             };
             leg.turn_backs_priced = round;
-            let now = self.turn_backs(&leg);
-            let left = now.len();
-            found = now.into_iter().filter(|p| !priced.contains(p)).collect();
+            found = self.turn_backs(&leg);
+            found.sort_unstable();
+            found.dedup();
+            let left = found.len();
+            last.clone_from(&leg.pieces);
             if left < best.0 {
                 best = (left, (leg, i, j));
                 if left == 0 {
                     break;
                 }
             }
-            if found.is_empty() {
-                break;
-            }
         }
         best.1
+    }
+
+    /// The turn by which a leg came onto the named road it rides on arc `a`: the turn from the
+    /// last arc of another name before the stretch of `a`'s name that `a` ends. `None` when the leg
+    /// starts on that road, or `a` has no name.
+    fn road_entry(&self, pieces: &[ArcPiece], a: ArcId) -> Option<(ArcId, ArcId)> {
+        let g = &self.graph;
+        let name = |x: ArcId| g.way_name[g.arc_way(x) as usize];
+        let n = name(a);
+        let mut k = pieces.iter().position(|p| p.arc == a)?;
+        if n == 0 {
+            return None;
+        }
+        while k > 0 && name(pieces[k - 1].arc) == n {
+            k -= 1;
+        }
+        (k > 0).then(|| (pieces[k - 1].arc, pieces[k].arc))
     }
 
     /// `metric` with the turns from each `(from, into)` pair's first arc into its second costing
@@ -312,11 +364,12 @@ impl City {
     fn turn_backs_priced_metric(
         &self,
         metric: &Arc<CityMetric>,
-        pairs: &[(ArcId, ArcId)],
+        pairs: &[((ArcId, ArcId), Weight)],
         extra: Weight,
     ) -> Arc<CityMetric> {
         let mut updates: Vec<(ArcId, Weight)> = Vec::new();
-        for &(from, into) in pairs {
+        for &((from, into), level) in pairs {
+            let extra = extra.saturating_mul(level);
             for x in self.turns.nodes_of_arc(from) {
                 for &t in self.turns.turns_out_of(x) {
                     let to = self.turns.node_arc[self.turns.turn_to[t as usize] as usize];
@@ -327,9 +380,10 @@ impl City {
                 }
             }
         }
-        updates.sort_unstable();
-        updates.dedup();
-        let key: Vec<ArcId> = updates.iter().map(|u| u.0).collect();
+        // A turn priced twice (two pairs share it) keeps the dearer price.
+        updates.sort_unstable_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)));
+        updates.dedup_by_key(|u| u.0);
+        let key = updates.clone();
         let base_id = Arc::as_ptr(metric) as usize;
         {
             let cache = self.turn_back_cache.lock().unwrap();
@@ -381,9 +435,12 @@ impl City {
     }
 
     /// The turn-backs a leg rides: an arc of a named road, then a crossover of up to
-    /// `CROSSOVER_MAX_ARCS` pieces and `CROSSOVER_MAX_M` metres, then an arc of the same name
-    /// heading back (more than 135° from the first); or a U-turn at the dead end of a spur ridden
-    /// into mid-route. Returns (the arc before, the first arc of the crossover or spur) for each.
+    /// `CROSSOVER_MAX_ARCS` pieces and `CROSSOVER_MAX_M` metres (of another name, or a junction's
+    /// connecting way of the same name), then an arc of another way of the same name heading back
+    /// (more than 135° from the first); or a U-turn at the dead end of a spur ridden into
+    /// mid-route. Returns for each the turn to price: (the arc before, the first arc of the
+    /// crossover or spur), or through a crossover of the same name (the arc before the turn back,
+    /// the arc heading back).
     pub fn turn_backs(&self, leg: &Leg) -> Vec<(ArcId, ArcId)> {
         use crate::graph::turns::{
             CROSSOVER_MAX_ARCS, CROSSOVER_MAX_M, TURN_BACK_RIDDEN_DEG, turn_angle,
@@ -399,26 +456,55 @@ impl City {
                 out.push((p[k - 1].arc, p[k].arc));
             }
         }
-        for i in 0..p.len() {
+        // Back along the road through a crossover: of another name, or of the same name when it
+        // is another way than the first (a junction's connecting piece; a bend of one way is not
+        // a turn-back).
+        let mut i = 0;
+        while i < p.len() {
             let a = p[i].arc;
             let n = name(a);
-            if n == 0 {
-                continue;
-            }
-            let mut len = 0.0f32;
-            for (k, piece) in p.iter().enumerate().skip(i + 1) {
-                let b = piece.arc;
-                if name(b) == n {
-                    if k > i + 1 && turn_angle(g, a, b).abs() > TURN_BACK_RIDDEN_DEG {
-                        out.push((a, p[i + 1].arc));
+            let mut next = i + 1;
+            if n != 0 {
+                let mut len = 0.0f32;
+                for (k, piece) in p.iter().enumerate().skip(i + 1) {
+                    let b = piece.arc;
+                    if k > i + 1 && name(b) == n && g.arc_way(b) != g.arc_way(a) {
+                        // Through a crossover of the road's own name it is a turn-back only when
+                        // the road is left heading the other way (as the guidance words a U-turn,
+                        // from the road's heading before to its heading after), and the turn
+                        // priced is the one that turns back: the turns before it run along the
+                        // road, which every route along it takes.
+                        let own = p[i + 1..k].iter().all(|x| name(x.arc) == n);
+                        let back = if own {
+                            let d = (g.arc_bearing_end(b) as i32 - g.arc_bearing_start(a) as i32)
+                                .rem_euclid(360);
+                            (d - 180).abs() < 180 - crate::guidance::passes::UTURN_DEG as i32
+                        } else {
+                            turn_angle(g, a, b).abs() > TURN_BACK_RIDDEN_DEG
+                        };
+                        if back {
+                            out.push(if own {
+                                (p[k - 1].arc, b)
+                            } else {
+                                (a, p[i + 1].arc)
+                            });
+                            next = k;
+                            break;
+                        }
                     }
-                    break;
-                }
-                len += g.arc_length_m(b) * (piece.to - piece.from) as f32;
-                if len > CROSSOVER_MAX_M || k - i > CROSSOVER_MAX_ARCS {
-                    break;
+                    if name(b) == n && name(p[k - 1].arc) != n {
+                        // Back on the road without turning back.
+                        break;
+                    }
+                    len += g.arc_length_m(b) * (piece.to - piece.from) as f32;
+                    // Pieces ridden are split finer than a crossover's arcs (at every crossing
+                    // and path that meets them): up to twice as many.
+                    if len > CROSSOVER_MAX_M || k - i > 2 * CROSSOVER_MAX_ARCS {
+                        break;
+                    }
                 }
             }
+            i = next;
         }
         out
     }

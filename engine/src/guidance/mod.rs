@@ -16,7 +16,7 @@
 //! [`words`] writes the steps as the API's instructions, voice and banners.
 
 pub mod geometry;
-mod passes;
+pub(crate) mod passes;
 pub(crate) use passes::COMPASS_WORDS;
 mod roundabout;
 #[cfg(test)]
