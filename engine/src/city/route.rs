@@ -201,49 +201,16 @@ impl City {
                 let (Some((direct, gentle)), Some(budget)) = (&bounded, &budget) else {
                     return Some(self.without_turn_backs(q, &metric, kind, a, b, full));
                 };
-                // Direct's leg is searched only when the budget needs its length: no leg is
-                // shorter than the crow flies between the nearest of the candidate ends (less a
-                // hundredth for the difference of the arcs' lengths from great circles), so a
-                // leg within the budget of that is within the budget of Direct's.
-                let crow_m = 0.99
-                    * a.iter()
-                        .flat_map(|x| b.iter().map(move |y| (x, y)))
-                        .map(|(x, y)| {
-                            crate::geo::haversine_m(
-                                crate::geo::LonLat::new(x.lon, x.lat),
-                                crate::geo::LonLat::new(y.lon, y.lat),
-                            )
-                        })
-                        .fold(f64::INFINITY, f64::min);
-                let full_m = self.leg_length_m(&full.0);
-                let mut shortest = None;
-                let mut direct_m = crow_m;
-                if !budget.within(full_m, direct_m) {
-                    let Some(s) = self.leg_between(q, direct, a, b) else {
-                        return Some(self.without_turn_backs(q, &metric, kind, a, b, full));
-                    };
-                    direct_m = self.leg_length_m(&s.0);
-                    shortest = Some(s);
-                }
-                if budget.within(full_m, direct_m) {
+                let Some(shortest) = self.leg_between(q, direct, a, b) else {
+                    return Some(self.without_turn_backs(q, &metric, kind, a, b, full));
+                };
+                let direct_m = self.leg_length_m(&shortest.0);
+                if budget.within(self.leg_length_m(&full.0), direct_m) {
                     let priced = self.without_turn_backs(q, &metric, kind, a, b, full);
-                    let priced_m = self.leg_length_m(&priced.0);
-                    if budget.within(priced_m, direct_m) {
+                    if budget.within(self.leg_length_m(&priced.0), direct_m) {
                         return Some(priced);
                     }
-                    if shortest.is_none() {
-                        let Some(s) = self.leg_between(q, direct, a, b) else {
-                            return Some(priced);
-                        };
-                        direct_m = self.leg_length_m(&s.0);
-                        shortest = Some(s);
-                        if budget.within(priced_m, direct_m) {
-                            return Some(priced);
-                        }
-                    }
                 }
-                // Past here Direct's leg has been searched.
-                let shortest = shortest?;
                 let max_m = budget.max_ratio * direct_m;
                 if let Some(g) = self.leg_between(q, gentle, a, b)
                     && self.leg_length_m(&g.0) <= max_m
