@@ -23,6 +23,8 @@ pub struct CchQuery {
     targets: Vec<(u32, Weight)>,
     fwd_path: Vec<u32>,
     bwd_path: Vec<u32>,
+    /// Scratch for merging the seeds' elimination-tree paths.
+    merged: Vec<u32>,
     best: Weight,
     meeting: u32,
     in_f: Vec<bool>,
@@ -42,6 +44,7 @@ impl CchQuery {
             targets: Vec::new(),
             fwd_path: Vec::with_capacity(1024),
             bwd_path: Vec::with_capacity(1024),
+            merged: Vec::with_capacity(1024),
             best: INF_WEIGHT,
             meeting: u32::MAX,
             in_f: vec![false; n],
@@ -78,16 +81,21 @@ impl CchQuery {
         self
     }
 
-    /// Collects the union of the seeds' elimination-tree paths, ascending.
+    /// Collects the union of the seeds' elimination-tree paths, ascending. The first seed's path
+    /// ascends to the root; each later seed adds the ascending run below where it meets a path
+    /// already walked, so only those few are sorted and then merged in (a leg's ends seed a
+    /// dozen routing nodes, whose paths share most of their length).
     fn collect_path(
         cch: &Cch,
         seeds: &[(u32, Weight)],
         mark: &mut [bool],
         touched: &mut Vec<u32>,
         out: &mut Vec<u32>,
+        merged: &mut Vec<u32>,
     ) {
         out.clear();
-        for &(s, _) in seeds {
+        let mut first = 0;
+        for (i, &(s, _)) in seeds.iter().enumerate() {
             let mut x = s;
             while x != u32::MAX && !mark[x as usize] {
                 mark[x as usize] = true;
@@ -95,9 +103,27 @@ impl CchQuery {
                 out.push(x);
                 x = cch.etree_parent[x as usize];
             }
+            if i == 0 {
+                first = out.len();
+            }
         }
-        if seeds.len() > 1 {
-            out.sort_unstable();
+        if out.len() > first {
+            out[first..].sort_unstable();
+            merged.clear();
+            let (a, b) = out.split_at(first);
+            let (mut i, mut j) = (0, 0);
+            while i < a.len() && j < b.len() {
+                if a[i] < b[j] {
+                    merged.push(a[i]);
+                    i += 1;
+                } else {
+                    merged.push(b[j]);
+                    j += 1;
+                }
+            }
+            merged.extend_from_slice(&a[i..]);
+            merged.extend_from_slice(&b[j..]);
+            std::mem::swap(out, merged);
         }
     }
 
@@ -119,6 +145,7 @@ impl CchQuery {
             &mut self.in_f,
             &mut self.touched,
             &mut fwd,
+            &mut self.merged,
         );
         Self::collect_path(
             cch,
@@ -126,6 +153,7 @@ impl CchQuery {
             &mut self.in_b,
             &mut self.touched,
             &mut bwd,
+            &mut self.merged,
         );
         for &(s, d) in &self.sources {
             if d < self.df[s as usize] {
