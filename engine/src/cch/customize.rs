@@ -18,11 +18,11 @@ impl Cch {
         if self.input_upward[input] {
             if w < m.fw[a] {
                 m.fw.set(a, w);
-                m.fw_via.set(a, [input as u32 | INPUT_BIT, u32::MAX]);
+                m.fw_via.set(a, input as u32 | INPUT_BIT);
             }
         } else if w < m.bw[a] {
             m.bw.set(a, w);
-            m.bw_via.set(a, [input as u32 | INPUT_BIT, u32::MAX]);
+            m.bw_via.set(a, input as u32 | INPUT_BIT);
         }
     }
 
@@ -45,7 +45,7 @@ impl Cch {
             };
             if w < *weight {
                 *weight = w;
-                *via = [i as u32 | INPUT_BIT, u32::MAX];
+                *via = i as u32 | INPUT_BIT;
             }
         }
         let raw = RawMetric {
@@ -143,12 +143,12 @@ impl Cch {
                     let f = add(bxy, *m.fw.add(k));
                     if f < *m.fw.add(b) {
                         *m.fw.add(b) = f;
-                        *m.fw_via.add(b) = [xy, k as u32];
+                        *m.fw_via.add(b) = self.via_of(xy, k as u32);
                     }
                     let r = add(*m.bw.add(k), fxy);
                     if r < *m.bw.add(b) {
                         *m.bw.add(b) = r;
-                        *m.bw_via.add(b) = [xy, k as u32];
+                        *m.bw_via.add(b) = self.via_of(xy, k as u32);
                     }
                 }
             }
@@ -164,12 +164,12 @@ impl Cch {
             let f = add(metric.bw[xy], metric.fw[xz]);
             if f < fw {
                 fw = f;
-                fv = [xy as u32, xz as u32];
+                fv = self.via_of(xy as u32, xz as u32);
             }
             let r = add(metric.bw[xz], metric.fw[xy]);
             if r < bw {
                 bw = r;
-                bv = [xy as u32, xz as u32];
+                bv = self.via_of(xy as u32, xz as u32);
             }
         }
         metric.fw.set(b, fw);
@@ -316,7 +316,7 @@ impl Cch {
                             set(&mut modified, b as u32);
                             old.insert(b as u32, (cf, cb));
                         }
-                        let t = [lo as u32, hi as u32];
+                        let t = self.via_of(lo as u32, hi as u32);
                         if nf < cf {
                             metric.fw.set(b, nf);
                             metric.fw_via.set(b, t);
@@ -345,11 +345,43 @@ unsafe impl Sync for RawMetric {}
 unsafe impl Send for RawMetric {}
 
 pub const INPUT_BIT: u32 = 1 << 31;
-/// How a shortcut weight arises: `[INPUT_BIT | input arc, u32::MAX]`, the two arcs `[(x, y), (x, z)]`
-/// of the lower triangle through `x` (for arc `(y, z)`), or `NO_VIA` (impassable). Both arcs are
-/// kept so that unpacking a path reads one entry per shortcut.
-pub type Via = [u32; 2];
-pub const NO_VIA: Via = [u32::MAX, u32::MAX];
+/// How a shortcut weight arises, in one `u32`: `INPUT_BIT | input arc`; `NO_VIA` (impassable); or
+/// the lower triangle through `x` (for arc `(y, z)`): the arc `(x, y)` in the low bits and the
+/// offset of `(x, z)` after it in `x`'s upward list in the bits above (see [`Cch::via_of`]), so
+/// that unpacking reads one entry per shortcut and finds both arcs without a search. Upward lists
+/// are short (at most 317 arcs on the New York turn graph, where 9 bits are left for the offset);
+/// an offset too large for its bits is searched for instead.
+pub type Via = u32;
+pub const NO_VIA: Via = u32::MAX;
+
+impl Cch {
+    /// The unpacking entry of the lower triangle `(x, y)`, `(x, z)`: arc ids `xy < xz`, both in
+    /// `x`'s upward list.
+    #[inline(always)]
+    pub(crate) fn via_of(&self, xy: u32, xz: u32) -> Via {
+        debug_assert!(xy < xz && xy <= self.via_arc_mask);
+        let off = (xz - xy).min(self.via_off_mask);
+        xy | (off << self.via_arc_bits)
+    }
+
+    /// The two arcs of a lower triangle entry `v` of arc `b = (y, z)`.
+    #[inline(always)]
+    fn via_arcs(&self, b: u32, v: Via) -> (u32, u32) {
+        let xy = v & self.via_arc_mask;
+        let off = v >> self.via_arc_bits;
+        if off != self.via_off_mask {
+            return (xy, xy + off);
+        }
+        // Too far for the bits: the arc (x, z) after (x, y) in x's upward list, by z.
+        let x = self.arc_tail[xy as usize] as usize;
+        let z = self.up_head[b as usize];
+        let (s, e) = (xy as usize + 1, self.up_first[x + 1] as usize);
+        (
+            xy,
+            (s + self.up_head[s..e].partition_point(|&h| h < z)) as u32,
+        )
+    }
+}
 
 /// Shortcut weights of one metric, and how to unpack each shortcut.
 pub struct CustomizedMetric {
@@ -395,8 +427,8 @@ impl CustomizedMetric {
     pub fn memory_bytes(&self) -> usize {
         4 * (self.fw.len()
             + self.bw.len()
-            + 2 * self.fw_via.len()
-            + 2 * self.bw_via.len()
+            + self.fw_via.len()
+            + self.bw_via.len()
             + self.input_weights.len())
             + self.pruned.get().map_or(0, PrunedGraph::memory_bytes)
     }
@@ -410,29 +442,44 @@ impl CustomizedMetric {
 impl Cch {
     /// Appends the input arcs of CCH arc `a` travelled upward (`fw`) or downward, in travel order.
     pub fn unpack(&self, metric: &CustomizedMetric, a: u32, upward: bool, out: &mut Vec<ArcId>) {
-        let vias = if upward {
-            &metric.fw_via
-        } else {
-            &metric.bw_via
-        };
-        assert!((a as usize) < vias.len());
-        // SAFETY: checked above.
-        let via = unsafe { vias.get_unchecked(a as usize) };
-        let [xy, xz] = via;
-        if xz == u32::MAX {
-            if xy != u32::MAX {
-                out.push(xy & !INPUT_BIT);
+        self.unpack_with(metric, a, upward, out, &mut Vec::new());
+    }
+
+    /// [`Cch::unpack`] with a reusable stack (a path unpacks one shortcut after another): a loop,
+    /// not a recursion, so the entry of the next shortcut is read while nothing waits on a return.
+    pub fn unpack_with(
+        &self,
+        metric: &CustomizedMetric,
+        a: u32,
+        upward: bool,
+        out: &mut Vec<ArcId>,
+        stack: &mut Vec<(u32, bool)>,
+    ) {
+        stack.clear();
+        stack.push((a, upward));
+        while let Some((a, up)) = stack.pop() {
+            let via = if up {
+                metric.fw_via[a as usize]
+            } else {
+                metric.bw_via[a as usize]
+            };
+            if via == NO_VIA {
+                continue;
             }
-            return;
-        }
-        if upward {
-            // y → x → z
-            self.unpack(metric, xy, false, out);
-            self.unpack(metric, xz, true, out);
-        } else {
-            // z → x → y
-            self.unpack(metric, xz, false, out);
-            self.unpack(metric, xy, true, out);
+            if via & INPUT_BIT != 0 {
+                out.push(via & !INPUT_BIT);
+                continue;
+            }
+            let (xy, xz) = self.via_arcs(a, via);
+            // Travel order: upward y → x → z (down (x, y), then up (x, z)); downward z → x → y.
+            // The stack pops the last pushed first.
+            if up {
+                stack.push((xz, true));
+                stack.push((xy, false));
+            } else {
+                stack.push((xy, true));
+                stack.push((xz, false));
+            }
         }
     }
 }

@@ -21,14 +21,19 @@ fn seeds() -> Vec<u64> {
 
 #[test]
 fn differential_random_graphs_queries_and_paths() {
-    for seed in seeds() {
+    for (k, seed) in seeds().into_iter().enumerate() {
         eprintln!("differential seed {seed}");
         let mut rng = Rng(seed);
         let n = 50 + rng.below(400) as usize;
         let g = random_graph(&mut rng, n);
         let mut pairs = edge_pairs(&g.tails, &g.heads);
         let order = order_for(n, &mut pairs, &g.coords);
-        let cch = Cch::new(n, &g.tails, &g.heads, &order);
+        let mut cch = Cch::new(n, &g.tails, &g.heads, &order);
+        if k % 2 == 1 {
+            // Every unpacking entry's second arc searched for, as in a graph too large for the
+            // offsets' bits (see `customize::Via`).
+            cch.via_off_mask = 1;
+        }
         let full = cch.customize(&g.weights);
         cch.check(Some(&full))
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));

@@ -64,6 +64,13 @@ pub struct Cch {
     pub subtree_size: Vec<u32>,
     child_first: Vec<u32>,
     child: Vec<u32>,
+    /// How a metric's unpacking entry packs a lower triangle in one `u32` (see
+    /// [`customize::Via`]): the low `via_arc_bits` bits hold the arc to the lower endpoint, the bits
+    /// above them the other arc's offset from it in the same upward list (`via_off_mask`: too far
+    /// to say, searched for when unpacking).
+    via_arc_bits: u32,
+    via_arc_mask: u32,
+    via_off_mask: u32,
 }
 
 impl Cch {
@@ -235,7 +242,20 @@ impl Cch {
             subtree_size,
             child_first: vec![],
             child: vec![],
+            via_arc_bits: 0,
+            via_arc_mask: 0,
+            via_off_mask: 0,
         };
+        // Arc ids need this many bits; the offset gets what is left below the input flag.
+        let arc_count = cch.up_head.len() as u64;
+        assert!(
+            arc_count < 1 << 31,
+            "more CCH arcs than unpacking entries can name"
+        );
+        let bits = (u64::BITS - arc_count.saturating_sub(1).leading_zeros()).max(1);
+        cch.via_arc_bits = bits;
+        cch.via_arc_mask = ((1u64 << bits) - 1) as u32;
+        cch.via_off_mask = ((1u64 << (31 - bits)) - 1) as u32;
         let (cf, c) = cch.children();
         cch.child_first = cf;
         cch.child = c;

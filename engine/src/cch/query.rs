@@ -297,13 +297,14 @@ impl CchQuery {
             up_arcs.push(a);
             x = cch.arc_tail[a as usize];
         }
+        let mut stack = Vec::with_capacity(64);
         for &a in up_arcs.iter().rev() {
-            cch.unpack(metric, a, true, &mut out);
+            cch.unpack_with(metric, a, true, &mut out, &mut stack);
         }
         let mut y = self.meeting;
         while self.pb[y as usize] != u32::MAX {
             let a = self.pb[y as usize];
-            cch.unpack(metric, a, false, &mut out);
+            cch.unpack_with(metric, a, false, &mut out, &mut stack);
             y = cch.arc_tail[a as usize];
         }
         out

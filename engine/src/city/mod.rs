@@ -279,7 +279,7 @@ impl City {
             let h = &m.hierarchy;
             count += 1;
             weights += 4 * (h.fw.len() + h.bw.len() + h.input_weights.len() + m.arc_weights.len());
-            via += 8 * (h.fw_via.len() + h.bw_via.len());
+            via += 4 * (h.fw_via.len() + h.bw_via.len());
             pruned += h
                 .pruned
                 .get()
