@@ -267,6 +267,11 @@ impl Cch {
                     self.up_first[y as usize + 1] as usize,
                 );
                 let mut yp = ys;
+                // (z, y) for z below y: in y's downward list, ascending by z like up(x).
+                let (mut dp, de) = (
+                    self.down_first[y as usize] as usize,
+                    self.down_first[y as usize + 1] as usize,
+                );
                 for i in self.up_first[x] as usize..self.up_first[x + 1] as usize {
                     let z = self.up_head[i];
                     if z == y {
@@ -281,10 +286,12 @@ impl Cch {
                         debug_assert!(yp < ye && self.up_head[yp] == z);
                         (yp, au, i)
                     } else {
-                        let Some(b) = self.find_arc(z, y) else {
-                            unreachable!("chordal supergraph arc ({z}, {y})")
-                        };
-                        (b as usize, i, au)
+                        // Likewise (z, y) in down(y): the chordal supergraph holds it.
+                        while self.down_tail[dp] < z {
+                            dp += 1;
+                        }
+                        debug_assert!(dp < de && self.down_tail[dp] == z);
+                        (self.down_arc[dp] as usize, i, au)
                     };
                     if get(&recompute, b as u32) {
                         continue;
