@@ -239,14 +239,15 @@ impl City {
     }
 
     /// A leg found by [`City::leg_between`] on `metric`, with, on a cycling metric, the turn-backs
-    /// across a divided road it rides (along a carriageway, through a short crossover, back along the other carriageway
-    /// of the same name; see [`City::turn_backs`]) are priced and the leg searched again, up to
-    /// four times. Pricing a turn pair needs the turn before it, which the turn model has not
-    /// (copies of every crossover would multiply the hierarchy), so it is done here, for the few
-    /// legs that need it: the turn into each crossover found costs `turn_back_seconds` more in a
-    /// copy of the metric (copy-on-write, a partial customization of a turn or two). A crossover
-    /// that also leads elsewhere (a left turn into the cross street) is priced only for this leg.
-    /// When pricing cannot remove every turn-back (no other way), the leg with the fewest stands.
+    /// it rides (see [`City::turn_backs`]) priced and the leg searched again, up to eight times.
+    /// Pricing a turn pair needs the turn before it, which the turn model has not (copies of every
+    /// crossover would multiply the hierarchy), so it is done here, for the few legs that need it:
+    /// the turn into each crossover found, the other ways to turn back from that carriageway, and
+    /// the turn by which the leg came onto it cost `turn_back_seconds` more in a copy of the metric
+    /// (copy-on-write, a partial customization of a few turns), four times as much once taken
+    /// again. A crossover that also leads elsewhere (a left turn into the cross street) is priced
+    /// only for this leg. When pricing cannot remove every turn-back (no other way), the leg with
+    /// the fewest stands.
     pub fn without_turn_backs(
         &self,
         q: &mut CchQuery,
@@ -327,8 +328,6 @@ impl City {
             };
             leg.turn_backs_priced = round;
             found = self.turn_backs(&leg);
-            found.sort_unstable();
-            found.dedup();
             let left = found.len();
             last.clone_from(&leg.pieces);
             if left < best.0 {
@@ -508,6 +507,9 @@ impl City {
             }
             i = next;
         }
+        // A spur can also be a crossover's: each turn-back once.
+        out.sort_unstable();
+        out.dedup();
         out
     }
 
