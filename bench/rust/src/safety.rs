@@ -53,6 +53,7 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
     let mut extra = Vec::with_capacity(trips);
     let mut worse: Vec<Value> = Vec::new();
     let mut most_extra_busy: f64 = 0.0;
+    let mut most_extra_busy_trip = json!(null);
     let mut tries = 0;
     while extra.len() < trips && tries < trips * 20 {
         tries += 1;
@@ -80,7 +81,11 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
         (pushed_direct, pushed_supersafe) = (pushed_direct + push_d, pushed_supersafe + push_s);
         (length_direct, length_supersafe) = (length_direct + len_d, length_supersafe + len_s);
         extra.push(len_s / len_d - 1.0);
-        most_extra_busy = most_extra_busy.max(busy_s - busy_d);
+        if busy_s - busy_d > most_extra_busy {
+            most_extra_busy = busy_s - busy_d;
+            most_extra_busy_trip =
+                json!({ "from": a, "to": b, "direct_busy_m": busy_d, "supersafe_busy_m": busy_s });
+        }
         if busy_s > busy_d + NOTICEABLE_M {
             worse.push(
                 json!({ "from": a, "to": b, "direct_busy_m": busy_d, "supersafe_busy_m": busy_s }),
@@ -99,7 +104,8 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
         "extract": file, "city": city_id, "trips": extra.len(),
         "busy_m_direct": busy_direct, "busy_m_supersafe": busy_supersafe, "fewer_busy_m": fewer,
         "extra_length_median": pct(0.5), "extra_length_p90": pct(0.9), "extra_length_max": pct(1.0),
-        "most_extra_busy_m": most_extra_busy, "trips_with_noticeably_more_busy": worse,
+        "most_extra_busy_m": most_extra_busy, "most_extra_busy_trip": most_extra_busy_trip,
+        "trips_with_noticeably_more_busy": worse,
         "pushed_share_direct": pushed_direct / length_direct.max(1.0),
         "pushed_share_supersafe": pushed_supersafe / length_supersafe.max(1.0),
         "goal_met": met,

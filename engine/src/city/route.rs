@@ -35,9 +35,14 @@ impl City {
         let g = &self.graph;
         let cycling = kind.is_cycling();
         let usable = |e: u32| {
-            // A crossing is walked across on the way; a ride does not start or end on one.
-            if cycling
-                && g.way_flags[g.arc_way(2 * e) as usize] & crate::graph::way_flags::CROSSING != 0
+            // A crossing is walked across on the way, a sidewalk walked along to the street; a
+            // ride does not start or end on either.
+            let pushed_sidewalk = |flags: u16| {
+                flags & crate::graph::way_flags::SIDEWALK != 0
+                    && g.arc_attrs[2 * e as usize].bike() == crate::graph::BikeAccess::Push
+            };
+            let flags = g.way_flags[g.arc_way(2 * e) as usize];
+            if cycling && (flags & crate::graph::way_flags::CROSSING != 0 || pushed_sidewalk(flags))
             {
                 return (false, false);
             }

@@ -179,6 +179,11 @@ pub mod way_flags {
     /// A `highway=service` way (a driveway, a parking aisle, an access road): not a roundabout exit
     /// a rider counts. Graphs built before this flag have it unset everywhere.
     pub const SERVICE: u16 = 1 << 12;
+    /// A separately mapped sidewalk (`footway=sidewalk`). Where the city's law does not let adults
+    /// ride it the bike is walked along it: priced at least like riding a busy road, so that it joins a
+    /// path network to the streets without becoming a corridor, and a cycling waypoint never snaps
+    /// onto it. Graphs built before this flag have it unset everywhere.
+    pub const SIDEWALK: u16 = 1 << 13;
 }
 
 /// Traffic control at a node (`highway=traffic_signals|stop|give_way`).
