@@ -37,12 +37,9 @@ impl City {
         let usable = |e: u32| {
             // A crossing is walked across on the way, a sidewalk walked along to the street; a
             // ride does not start or end on either.
-            let pushed_sidewalk = |flags: u16| {
-                flags & crate::graph::way_flags::SIDEWALK != 0
-                    && g.arc_attrs[2 * e as usize].bike() == crate::graph::BikeAccess::Push
-            };
             let flags = g.way_flags[g.arc_way(2 * e) as usize];
-            if cycling && (flags & crate::graph::way_flags::CROSSING != 0 || pushed_sidewalk(flags))
+            if cycling
+                && (flags & crate::graph::way_flags::CROSSING != 0 || g.arc_walks_sidewalk(2 * e))
             {
                 return (false, false);
             }

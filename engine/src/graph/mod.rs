@@ -372,6 +372,11 @@ impl CityGraph {
     pub fn arc_way(&self, arc: ArcId) -> u32 {
         self.edge_way[(arc >> 1) as usize]
     }
+    /// Whether the arc walks the bike along a mapped sidewalk (`way_flags::SIDEWALK`, not ridden).
+    pub fn arc_walks_sidewalk(&self, arc: ArcId) -> bool {
+        self.way_flags[self.arc_way(arc) as usize] & way_flags::SIDEWALK != 0
+            && self.arc_attrs[arc as usize].bike() == BikeAccess::Push
+    }
     pub fn arc_length_m(&self, arc: ArcId) -> f32 {
         self.edge_length_m[(arc >> 1) as usize]
     }
