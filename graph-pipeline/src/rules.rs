@@ -461,12 +461,11 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
     let mut bike = match highway {
         "cycleway" | "path" | "track" => BikeAccess::Ride,
         // A separately mapped sidewalk is ridden where the city's law allows it. Elsewhere the
-        // bike is walked along it, which is always lawful: it is often the only way from a park's
-        // paths to the street (their footways meet the sidewalk, not the road). The metric prices
-        // that walk at least like riding a busy road, so it joins paths to streets without becoming a
-        // corridor beside the road, and a cycling waypoint never snaps onto it (way_flags::SIDEWALK).
+        // bike is walked along the pavement on the road's own arcs (against a oneway, below): as
+        // a way of its own the sidewalk would capture cycling waypoints (they snap to the nearest
+        // usable way) and start routes on the pavement.
         "footway" if footway_kind == Some("sidewalk") && rules.sidewalk_riding => BikeAccess::Ride,
-        "footway" if footway_kind == Some("sidewalk") => BikeAccess::Push,
+        "footway" if footway_kind == Some("sidewalk") => BikeAccess::No,
         // A crossing (or the island in it) is walked with the bike: it is often the only way
         // between a path network and the streets across a road bikes may not ride (Battery Park
         // City and the Hudson River Greenway across West Street), and a signalled one is where a
@@ -594,9 +593,6 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
     }
     if highway == "service" {
         flags |= way_flags::SERVICE;
-    }
-    if highway == "footway" && footway_kind == Some("sidewalk") {
-        flags |= way_flags::SIDEWALK;
     }
     if highway == "steps" {
         flags |= way_flags::STEPS;

@@ -55,18 +55,16 @@ fn signed_route_upgrades_quiet_cycleway_and_names_the_route() {
 }
 
 #[test]
-fn footway_is_pushed_and_sidewalk_is_walked() {
+fn footway_is_pushed_and_sidewalk_is_walk_only() {
     let g = fixture_graph();
     let (_, a) = arc(&g, 106, 3, 6);
     assert_eq!(a.bike(), BikeAccess::Push);
     assert_eq!(a.safety_class(), SafetyClass::Shared);
-    assert_eq!(g.way_flags[way_index(&g, 106)] & way_flags::SIDEWALK, 0);
-    // New York forbids riding on sidewalks (NYC Admin Code 19-176); the bike is walked along one,
-    // flagged so that the metric prices it like the busy road and cycling waypoints skip it.
+    // New York forbids riding on sidewalks (NYC Admin Code 19-176); the bike is walked along the
+    // road's own arcs, not on the sidewalk way (which would capture cycling waypoints).
     let (_, s) = arc(&g, 116, 1, 29);
-    assert_eq!(s.bike(), BikeAccess::Push);
+    assert_eq!(s.bike(), BikeAccess::No);
     assert!(s.foot());
-    assert!(g.way_flags[way_index(&g, 116)] & way_flags::SIDEWALK != 0);
     let (_, d) = arc(&g, 114, 25, 27);
     assert_eq!(d.bike(), BikeAccess::Push, "bicycle=dismount is pushed");
 }

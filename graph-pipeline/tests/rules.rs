@@ -190,8 +190,8 @@ fn access_rules() {
     let p = nyc("highway=footway footway=sidewalk");
     assert_eq!(
         p.forward.bike(),
-        Push,
-        "NYC Admin Code 19-176: not ridden; the bike is walked"
+        No,
+        "NYC Admin Code 19-176: not ridden; walked on the road's arcs"
     );
     assert!(p.forward.foot());
     let p = classify_in("los-angeles", "highway=footway footway=sidewalk").unwrap();

@@ -155,7 +155,7 @@ afterAll(async () => {
 });
 
 // Battery Park to City Hall, about 1.3 km as the crow flies.
-const NYC_A: [number, number] = [-74.0152, 40.7042];
+const NYC_A: [number, number] = [-74.015, 40.704];
 const NYC_B: [number, number] = [-74.004, 40.712];
 // Chicago Loop: State & Jackson to near Millennium Park north-east.
 const CHI_A: [number, number] = [-87.6298, 41.8781];

@@ -335,18 +335,12 @@ fn well_connected_edges(
 /// an edge is well connected when one of its arcs lies in a large strongly connected set of routing
 /// nodes. Junction-level connectivity is not enough: a plaza whose every way out is a turn closed to
 /// bicycles (a restriction, a barrier) is one piece of the junction graph but an island for a rider,
-/// and a waypoint snapped onto it found no route. Sidewalks walked do not count: a park's paths
-/// reached only along the pavement are not where a ride starts (it snaps to the street instead).
+/// and a waypoint snapped onto it found no route.
 fn well_connected_by_turns(g: &CityGraph, turns: &TurnGraph, metric: &CityMetric) -> Vec<bool> {
     let adj = Adjacency::new(turns.node_count(), &turns.turn_from, &turns.turn_to);
-    let sidewalk = |x: u32| g.arc_walks_sidewalk(turns.node_arc[x as usize]);
     // Adjacency arc 2t runs along turn t; 2t + 1 is its reverse, which no rider takes.
     let (comp, sizes) = crate::dijkstra::strongly_connected(&adj, |a| {
-        let t = (a / 2) as usize;
-        a % 2 == 0
-            && metric.input_weights[a as usize] < INF_WEIGHT
-            && !sidewalk(turns.turn_from[t])
-            && !sidewalk(turns.turn_to[t])
+        a % 2 == 0 && metric.input_weights[a as usize] < INF_WEIGHT
     });
     let largest = sizes.iter().copied().max().unwrap_or(0);
     let big = |x: u32| {

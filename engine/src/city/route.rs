@@ -35,11 +35,9 @@ impl City {
         let g = &self.graph;
         let cycling = kind.is_cycling();
         let usable = |e: u32| {
-            // A crossing is walked across on the way, a sidewalk walked along to the street; a
-            // ride does not start or end on either.
-            let flags = g.way_flags[g.arc_way(2 * e) as usize];
+            // A crossing is walked across on the way; a ride does not start or end on one.
             if cycling
-                && (flags & crate::graph::way_flags::CROSSING != 0 || g.arc_walks_sidewalk(2 * e))
+                && g.way_flags[g.arc_way(2 * e) as usize] & crate::graph::way_flags::CROSSING != 0
             {
                 return (false, false);
             }

@@ -179,11 +179,6 @@ pub mod way_flags {
     /// A `highway=service` way (a driveway, a parking aisle, an access road): not a roundabout exit
     /// a rider counts. Graphs built before this flag have it unset everywhere.
     pub const SERVICE: u16 = 1 << 12;
-    /// A separately mapped sidewalk (`footway=sidewalk`). Where the city's law does not let adults
-    /// ride it the bike is walked along it: priced at least like riding a busy road, so that it joins a
-    /// path network to the streets without becoming a corridor, and a cycling waypoint never snaps
-    /// onto it. Graphs built before this flag have it unset everywhere.
-    pub const SIDEWALK: u16 = 1 << 13;
 }
 
 /// Traffic control at a node (`highway=traffic_signals|stop|give_way`).
@@ -371,11 +366,6 @@ impl CityGraph {
     }
     pub fn arc_way(&self, arc: ArcId) -> u32 {
         self.edge_way[(arc >> 1) as usize]
-    }
-    /// Whether the arc walks the bike along a mapped sidewalk (`way_flags::SIDEWALK`, not ridden).
-    pub fn arc_walks_sidewalk(&self, arc: ArcId) -> bool {
-        self.way_flags[self.arc_way(arc) as usize] & way_flags::SIDEWALK != 0
-            && self.arc_attrs[arc as usize].bike() == BikeAccess::Push
     }
     pub fn arc_length_m(&self, arc: ArcId) -> f32 {
         self.edge_length_m[(arc >> 1) as usize]

@@ -342,14 +342,6 @@ impl WeightingModel {
             let w = self.cycling_weights(kind);
             let mut s = self.duration_s(g, arc, true, false);
             s *= w.class_factor.get(attrs.safety_class());
-            // A sidewalk the bike is walked along costs at least what riding a very busy road as
-            // long would: it joins a park's paths to the street, but never undercuts the road
-            // beside it (SuperSafe would otherwise walk the sidewalk of every busy road, and the
-            // busy metres it avoids would be walked, not ridden round).
-            if attrs.bike() == BikeAccess::Push && flags & way_flags::SIDEWALK != 0 {
-                let ride_s = g.arc_length_m(arc) as f64 / (self.cycling_speed_kmh / 3.6);
-                s = s.max(ride_s * w.class_factor.get(SafetyClass::VeryBusy) / w.push_factor);
-            }
             if attrs.bike() == BikeAccess::Push {
                 s *= w.push_factor;
                 // Carrying a bike up or down steps is slower than walking them, less so on a
