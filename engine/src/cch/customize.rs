@@ -159,7 +159,7 @@ impl Cch {
     fn relax_triangles(&self, b: usize, metric: &mut CustomizedMetric) {
         let (mut fw, mut bw) = (metric.fw[b], metric.bw[b]);
         let (mut fv, mut bv) = (metric.fw_via[b], metric.bw_via[b]);
-        for (xy, xz) in self.lower_triangles(b as u32) {
+        self.for_each_lower_triangle(b as u32, |xy, xz| {
             let (xy, xz) = (xy as usize, xz as usize);
             let f = add(metric.bw[xy], metric.fw[xz]);
             if f < fw {
@@ -171,7 +171,7 @@ impl Cch {
                 bw = r;
                 bv = self.via_of(xy as u32, xz as u32);
             }
-        }
+        });
         metric.fw.set(b, fw);
         metric.bw.set(b, bw);
         metric.fw_via.set(b, fv);

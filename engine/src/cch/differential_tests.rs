@@ -156,3 +156,41 @@ fn partial_customization_equals_full_customization() {
         }
     }
 }
+
+#[test]
+fn every_lower_triangle_is_found_by_merge_and_by_search() {
+    // `for_each_lower_triangle` merges the two downward lists when their lengths are close and
+    // searches the shorter in the longer otherwise; both must give what `lower_triangles` gives.
+    // Random graphs of a few hundred nodes have both kinds of arcs (hubs high in the order have
+    // long downward lists).
+    let (mut merged, mut searched) = (0, 0);
+    for seed in seeds() {
+        let mut rng = Rng(seed ^ 0x7e1a);
+        let n = 100 + rng.below(300) as usize;
+        let g = random_graph(&mut rng, n);
+        let mut pairs = edge_pairs(&g.tails, &g.heads);
+        let order = order_for(n, &mut pairs, &g.coords);
+        let cch = Cch::new(n, &g.tails, &g.heads, &order);
+        for b in 0..cch.arc_count() as u32 {
+            let want: Vec<(u32, u32)> = cch.lower_triangles(b).collect();
+            let mut got = vec![];
+            cch.for_each_lower_triangle(b, |xy, xz| got.push((xy, xz)));
+            assert_eq!(got, want, "seed {seed} arc {b}");
+            let (y, z) = (
+                cch.arc_tail[b as usize] as usize,
+                cch.up_head[b as usize] as usize,
+            );
+            let len = |v: usize| (cch.down_first[v + 1] - cch.down_first[v]) as usize;
+            let (s, l) = (len(y).min(len(z)), len(y).max(len(z)));
+            if s * super::MERGE_RATIO >= l {
+                merged += 1;
+            } else if s > 0 {
+                searched += 1;
+            }
+        }
+    }
+    assert!(
+        merged > 0 && searched > 0,
+        "merged {merged}, searched {searched}"
+    );
+}

@@ -292,6 +292,46 @@ impl Cch {
         })
     }
 
+    /// Calls `f` with each lower triangle of arc `b = (y, z)`, as [`Self::lower_triangles`]
+    /// yields them, faster: the two downward lists are merged in one branch-free pass where they
+    /// are of similar length (a binary search per entry costs a chain of dependent loads, and
+    /// took most of a partial customization's time), and the shorter is searched in the longer
+    /// where that is more than [`MERGE_RATIO`] times as long.
+    #[inline]
+    pub fn for_each_lower_triangle(&self, b: u32, mut f: impl FnMut(u32, u32)) {
+        let (y, z) = (
+            self.arc_tail[b as usize] as usize,
+            self.up_head[b as usize] as usize,
+        );
+        let range = |v: usize| self.down_first[v] as usize..self.down_first[v + 1] as usize;
+        let (ry, rz) = (range(y), range(z));
+        let (ty, tz) = (&self.down_tail[ry.clone()], &self.down_tail[rz.clone()]);
+        let (ay, az) = (&self.down_arc[ry], &self.down_arc[rz]);
+        if ty.len().min(tz.len()) * MERGE_RATIO >= ty.len().max(tz.len()) {
+            let (mut i, mut j) = (0, 0);
+            while i < ty.len() && j < tz.len() {
+                let (p, q) = (ty[i], tz[j]);
+                if p == q {
+                    f(ay[i], az[j]);
+                }
+                i += usize::from(p <= q);
+                j += usize::from(q <= p);
+            }
+        } else if ty.len() <= tz.len() {
+            for (i, x) in ty.iter().enumerate() {
+                if let Ok(j) = tz.binary_search(x) {
+                    f(ay[i], az[j]);
+                }
+            }
+        } else {
+            for (j, x) in tz.iter().enumerate() {
+                if let Ok(i) = ty.binary_search(x) {
+                    f(ay[i], az[j]);
+                }
+            }
+        }
+    }
+
     /// Bytes held by the topology.
     pub fn memory_bytes(&self) -> usize {
         4 * (self.order.len()
@@ -391,6 +431,11 @@ impl Cch {
         })
     }
 }
+
+/// Above this ratio of lengths a lower-triangle enumeration searches the shorter downward list in
+/// the longer instead of merging them (16 was quickest for 100 live turns on New York: 8 and 64
+/// were 5-10 % slower, 3 slower still).
+pub(crate) const MERGE_RATIO: usize = 16;
 
 thread_local! {
     /// Per-thread map from a node to the arc of the node being customized that reaches it.
