@@ -29,6 +29,12 @@ pub const SHORT_STRETCH_M: f64 = 15.0;
 /// jog this short that turns one way and then the other (bear left, bear right across a wide
 /// road), is part of the maneuver after it: OSRM's `MAX_COLLAPSE_DISTANCE`.
 pub const COLLAPSE_M: f64 = 30.0;
+/// An unnamed link shorter than this between two bears the same way (bear left onto a link, bear
+/// left off it onto the road) is part of the turn after it, as OSRM merges a sliproad into its
+/// turn: the rider makes one turn through a small junction island (Hatton Garden to Charterhouse
+/// Street: "Bear left", 34 m, "Bear left onto Charterhouse Street" is "Turn left onto Charterhouse
+/// Street").
+pub const SLIP_LINK_M: f64 = 60.0;
 /// ... unless the two maneuvers together turn further than this: two turns the same way round a
 /// block or a square are said as two turns, not one U-turn.
 const COLLAPSE_TURN_DEG: f64 = 120.0;
@@ -299,6 +305,11 @@ fn short_stretches(segs: &mut Vec<Seg>, cx: &Cx) {
             || (d < COLLAPSE_M
                 && !ring(&segs[i + 1])
                 && (cx.name(&s) == (0, 0) || zigzag(cx, &segs[i - 1], &s, &segs[i + 1]))
+                && cx.through(&s, &segs[i + 1]).abs() <= COLLAPSE_TURN_DEG)
+            || (d < SLIP_LINK_M
+                && !ring(&segs[i + 1])
+                && cx.name(&s) == (0, 0)
+                && bears_one_way(cx, &s, &segs[i + 1])
                 && cx.through(&s, &segs[i + 1]).abs() <= COLLAPSE_TURN_DEG);
         if ring(&s) || s.kind == StepKind::Depart || !link {
             i += 1;
@@ -339,6 +350,17 @@ fn turn_across(segs: &mut Vec<Seg>, cx: &Cx) {
             i += 1;
         }
     }
+}
+
+/// Whether a stretch's maneuver and the next are both bears the same way (see [`SLIP_LINK_M`]).
+fn bears_one_way(cx: &Cx, s: &Seg, next: &Seg) -> bool {
+    let (a, b) = (cx.angle(s), cx.angle(next));
+    let bear = |x: f64| x.abs() > STRAIGHT_DEG && x.abs() <= BEAR_DEG;
+    bear(a)
+        && bear(b)
+        && a.signum() == b.signum()
+        && !s.reversal(cx.pieces)
+        && !next.reversal(cx.pieces)
 }
 
 /// Whether a stretch's maneuver turns one way and the next one the other as a jog: bearing across
