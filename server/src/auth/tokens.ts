@@ -62,7 +62,9 @@ export class TokenService {
   ) {}
 
   /**
-   * Loads the newest signing key, generating and storing one if the database has none. Private keys
+   * Loads the newest signing key, generating and storing one if the database has none (another
+   * process starting on the same fresh database may store its own first: then every process uses
+   * that one, and a token one signs is one the others accept). Private keys
    * stored in plain text (before sealing existed) or under a previous secret key are sealed under
    * the current one first.
    */
@@ -85,7 +87,7 @@ export class TokenService {
       const kid = randomUUID();
       const pub = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
       const priv = { ...(await exportJWK(privateKey)), kid, alg: 'ES256' };
-      repos.signingKeys.add({
+      repos.signingKeys.addIfNone({
         kid,
         privateJwk: box.seal(JSON.stringify(priv)),
         publicJwk: JSON.stringify(pub),

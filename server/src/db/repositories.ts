@@ -158,7 +158,11 @@ export interface SigningKeyRepository {
   active(): SigningKey[];
   /** Every key, retired ones too (for sealing them all again under a new secret key). */
   all(): SigningKey[];
-  add(k: Omit<SigningKey, 'createdAt'>): void;
+  /**
+   * Stores `k` unless an active key exists, in one writing transaction: processes starting together
+   * on a fresh database all end up with the first one stored. True when `k` was stored.
+   */
+  addIfNone(k: Omit<SigningKey, 'createdAt'>): boolean;
   setPrivate(kid: string, privateJwk: string): void;
 }
 
@@ -497,9 +501,14 @@ export function createRepositories(db: Db): Repositories {
   const signingKeys: SigningKeyRepository = {
     active: () => (s.signingActive.all() as Parameters<typeof toSigningKey>[0][]).map(toSigningKey),
     all: () => (s.signingAll.all() as Parameters<typeof toSigningKey>[0][]).map(toSigningKey),
-    add(k) {
-      s.signingInsert.run(k.kid, k.privateJwk, k.publicJwk, now());
-    },
+    addIfNone: (k) =>
+      db
+        .transaction(() => {
+          if (s.signingActive.all().length > 0) return false;
+          s.signingInsert.run(k.kid, k.privateJwk, k.publicJwk, now());
+          return true;
+        })
+        .immediate(),
     setPrivate(kid, privateJwk) {
       s.signingSetPrivate.run(privateJwk, kid);
     },
