@@ -21,7 +21,7 @@ pub mod order;
 mod prune;
 pub mod query;
 
-pub use customize::{CustomizedMetric, INPUT_BIT, NO_VIA, Via};
+pub use customize::{CustomizedMetric, INPUT_BIT, InputsByArc, NO_VIA, Via};
 pub use prune::PrunedGraph;
 
 pub type Weight = u32;

@@ -141,7 +141,7 @@ pub struct City {
     /// The turn model the hierarchy runs on (routing node = arc, input arc = turn).
     pub turns: TurnGraph,
     pub cch: Arc<Cch>,
-    inputs_of: Vec<Vec<u32>>,
+    inputs_of: crate::cch::InputsByArc,
     pub adjacency: Adjacency,
     pub snap_index: SnapIndex,
     /// Per edge and profile (cycling, walking): whether it lies in a large strongly connected part of
@@ -253,8 +253,8 @@ impl City {
         self.memory_breakdown().iter().map(|&(_, b)| b).sum()
     }
 
-    /// [`City::memory_bytes`] by part: the graph, the turn model, the hierarchy's topology, the
-    /// snapping index, the adjacency, and per loaded metric its weights, its unpacking data (which
+    /// [`City::memory_bytes`] by part: the graph, the turn model, the hierarchy's topology and its
+    /// map from arcs to input arcs (for live changes), the snapping index, the adjacency, and per loaded metric its weights, its unpacking data (which
     /// triangle gave each weight) and its pruned query graph.
     pub fn memory_breakdown(&self) -> Vec<(String, usize)> {
         let g = &self.graph;
@@ -269,6 +269,10 @@ impl City {
             ("graph".to_string(), graph),
             ("turn model".to_string(), self.turns.memory_bytes()),
             ("hierarchy topology".to_string(), self.cch.memory_bytes()),
+            (
+                "inputs by hierarchy arc".to_string(),
+                self.inputs_of.memory_bytes(),
+            ),
             ("snapping index".to_string(), self.snap_index.memory_bytes()),
             ("adjacency".to_string(), self.adjacency.arc.len() * 8),
         ];
