@@ -4,7 +4,7 @@
 use crate::cch::order::{edge_pairs, order_for};
 use crate::cch::query::CchQuery;
 use crate::cch::{Cch, INF_WEIGHT};
-use crate::testing::{Rng, random_graph, reference_dijkstra};
+use crate::testing::{RandomGraph, Rng, random_graph, reference_dijkstra};
 
 fn seeds() -> Vec<u64> {
     match std::env::var("QW_SEED") {
@@ -19,16 +19,22 @@ fn seeds() -> Vec<u64> {
     }
 }
 
+/// A random graph of `min` to `min + spread` nodes and its hierarchy in the nested-dissection order.
+fn random_cch(rng: &mut Rng, min: usize, spread: u64) -> (usize, RandomGraph, Cch) {
+    let n = min + rng.below(spread) as usize;
+    let g = random_graph(rng, n);
+    let mut pairs = edge_pairs(&g.tails, &g.heads);
+    let order = order_for(n, &mut pairs, &g.coords);
+    let cch = Cch::new(n, &g.tails, &g.heads, &order);
+    (n, g, cch)
+}
+
 #[test]
 fn differential_random_graphs_queries_and_paths() {
     for (k, seed) in seeds().into_iter().enumerate() {
         eprintln!("differential seed {seed}");
         let mut rng = Rng(seed);
-        let n = 50 + rng.below(400) as usize;
-        let g = random_graph(&mut rng, n);
-        let mut pairs = edge_pairs(&g.tails, &g.heads);
-        let order = order_for(n, &mut pairs, &g.coords);
-        let mut cch = Cch::new(n, &g.tails, &g.heads, &order);
+        let (n, g, mut cch) = random_cch(&mut rng, 50, 400);
         if k % 2 == 1 {
             // Every unpacking entry's second arc searched for, as in a graph too large for the
             // offsets' bits (see `customize::Via`).
@@ -84,11 +90,7 @@ fn differential_random_graphs_queries_and_paths() {
 fn differential_multi_seed_queries() {
     for seed in seeds() {
         let mut rng = Rng(seed ^ 0xabc);
-        let n = 100 + rng.below(200) as usize;
-        let g = random_graph(&mut rng, n);
-        let mut pairs = edge_pairs(&g.tails, &g.heads);
-        let order = order_for(n, &mut pairs, &g.coords);
-        let cch = Cch::new(n, &g.tails, &g.heads, &order);
+        let (n, g, cch) = random_cch(&mut rng, 100, 200);
         let full = cch.customize(&g.weights);
         let pruned = full.clone();
         pruned.prepare_queries(&cch);
@@ -125,11 +127,7 @@ fn partial_customization_equals_full_customization() {
     for seed in seeds() {
         eprintln!("partial customization seed {seed}");
         let mut rng = Rng(seed ^ 0x5eed);
-        let n = 100 + rng.below(300) as usize;
-        let g = random_graph(&mut rng, n);
-        let mut pairs = edge_pairs(&g.tails, &g.heads);
-        let order = order_for(n, &mut pairs, &g.coords);
-        let cch = Cch::new(n, &g.tails, &g.heads, &order);
+        let (_, g, cch) = random_cch(&mut rng, 100, 300);
         let inputs_of = cch.inputs_by_arc();
         let mut metric = cch.customize(&g.weights);
         let mut weights = g.weights.clone();
@@ -166,11 +164,7 @@ fn every_lower_triangle_is_found_by_merge_and_by_search() {
     let (mut merged, mut searched) = (0, 0);
     for seed in seeds() {
         let mut rng = Rng(seed ^ 0x7e1a);
-        let n = 100 + rng.below(300) as usize;
-        let g = random_graph(&mut rng, n);
-        let mut pairs = edge_pairs(&g.tails, &g.heads);
-        let order = order_for(n, &mut pairs, &g.coords);
-        let cch = Cch::new(n, &g.tails, &g.heads, &order);
+        let (_, _, cch) = random_cch(&mut rng, 100, 300);
         for b in 0..cch.arc_count() as u32 {
             let want: Vec<(u32, u32)> = cch.lower_triangles(b).collect();
             let mut got = vec![];

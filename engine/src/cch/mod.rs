@@ -274,6 +274,8 @@ impl Cch {
 
     /// The lower triangles of arc `b = (y, z)`: pairs of arcs `(x, y)`, `(x, z)`, ascending `x`
     /// (the nodes below both ends: the shorter downward list searched in the longer).
+    /// (The plain form of [`Self::for_each_lower_triangle`], kept as the tests' reference.)
+    #[cfg(test)]
     pub fn lower_triangles(&self, b: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
         let (y, z) = (
             self.arc_tail[b as usize] as usize,
@@ -317,17 +319,14 @@ impl Cch {
                 i += usize::from(p <= q);
                 j += usize::from(q <= p);
             }
-        } else if ty.len() <= tz.len() {
-            for (i, x) in ty.iter().enumerate() {
-                if let Ok(j) = tz.binary_search(x) {
-                    f(ay[i], az[j]);
-                }
-            }
-        } else {
-            for (j, x) in tz.iter().enumerate() {
-                if let Ok(i) = ty.binary_search(x) {
-                    f(ay[i], az[j]);
-                }
+            return;
+        }
+        let y_shorter = ty.len() <= tz.len();
+        let (short, long) = if y_shorter { (ty, tz) } else { (tz, ty) };
+        for (i, x) in short.iter().enumerate() {
+            if let Ok(j) = long.binary_search(x) {
+                let (iy, iz) = if y_shorter { (i, j) } else { (j, i) };
+                f(ay[iy], az[iz]);
             }
         }
     }
@@ -421,13 +420,16 @@ impl Cch {
     pub fn check_triangles(&self, m: &CustomizedMetric) -> Result<(), String> {
         use rayon::prelude::*;
         (0..self.arc_count()).into_par_iter().try_for_each(|a| {
-            for (xy, xz) in self.lower_triangles(a as u32) {
+            let mut ok = true;
+            self.for_each_lower_triangle(a as u32, |xy, xz| {
                 let (xy, xz) = (xy as usize, xz as usize);
-                if add(m.bw[xy], m.fw[xz]) < m.fw[a] || add(m.bw[xz], m.fw[xy]) < m.bw[a] {
-                    return Err(format!("arc {a} violates the triangle inequality"));
-                }
+                ok &= add(m.bw[xy], m.fw[xz]) >= m.fw[a] && add(m.bw[xz], m.fw[xy]) >= m.bw[a];
+            });
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("arc {a} violates the triangle inequality"))
             }
-            Ok(())
         })
     }
 }

@@ -254,8 +254,9 @@ impl City {
     }
 
     /// [`City::memory_bytes`] by part: the graph, the turn model, the hierarchy's topology and its
-    /// map from arcs to input arcs (for live changes), the snapping index, the adjacency, and per loaded metric its weights, its unpacking data (which
-    /// triangle gave each weight) and its pruned query graph.
+    /// map from arcs to input arcs (for live changes), the snapping index, the adjacency, and per
+    /// loaded metric its weights, its unpacking data (which triangle gave each weight) and its
+    /// pruned query graph.
     pub fn memory_breakdown(&self) -> Vec<(String, usize)> {
         let g = &self.graph;
         let graph = 4
