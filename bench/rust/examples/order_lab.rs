@@ -48,7 +48,7 @@ fn stats(
     // survive perfect customization (finite and not improved through a higher node).
     let (mut pf, mut pb) = (m.fw.to_vec(), m.bw.to_vec());
     for b in (0..cch.arc_count()).rev() {
-        for (xy, xz) in cch.lower_triangles(b as u32) {
+        cch.for_each_lower_triangle(b as u32, |xy, xz| {
             let (xy, xz) = (xy as usize, xz as usize);
             let v = pf[xy].saturating_add(pf[b]);
             if v < pf[xz] {
@@ -66,7 +66,7 @@ fn stats(
             if v < pb[xy] {
                 pb[xy] = v;
             }
-        }
+        });
     }
     let keep_f: Vec<bool> = (0..cch.arc_count())
         .map(|a| pf[a] < INF_WEIGHT && pf[a] == m.fw[a])
