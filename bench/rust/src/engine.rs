@@ -338,7 +338,6 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
     }
     // 100 arcs changed and live: a copy of the metric, partial customization, swap (one metric),
     // and through City::update_arcs (all four cycling metrics).
-    let inputs_of = city.cch.inputs_by_arc();
     let mut partial = vec![];
     let mut partial_update_only = vec![];
     let mut spare = metric.hierarchy.clone();
@@ -353,13 +352,13 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
             .collect();
         let t = Instant::now();
         let mut m = metric.hierarchy.clone();
-        city.cch.update(&mut m, &changes, &inputs_of);
+        city.cch.update(&mut m, &changes);
         let m = std::sync::Arc::new(m);
         partial.push(t.elapsed().as_nanos() as u64);
         std::hint::black_box(m);
         spare.clone_from(&metric.hierarchy);
         let t = Instant::now();
-        city.cch.update(&mut spare, &changes, &inputs_of);
+        city.cch.update(&mut spare, &changes);
         partial_update_only.push(t.elapsed().as_nanos() as u64);
         let arcs: Vec<(u32, ArcChange)> = (0..100)
             .map(|_| {

@@ -1,6 +1,6 @@
 //! Customization: basic (every shortcut weight from the input weights, bottom up over the
 //! elimination tree, subtrees in parallel) and partial (a few changed input arcs re-customize only
-//! what they affect), and unpacking a shortcut into input arcs.
+//! what they affect).
 
 use super::cow::CowVec;
 use super::{Cch, INF_WEIGHT, IdHash, PARALLEL_NODES, PrunedGraph, SCRATCH, Weight, add};
@@ -18,11 +18,9 @@ impl Cch {
         if self.input_upward[input] {
             if w < m.fw[a] {
                 m.fw.set(a, w);
-                m.fw_via.set(a, input as u32 | INPUT_BIT);
             }
         } else if w < m.bw[a] {
             m.bw.set(a, w);
-            m.bw_via.set(a, input as u32 | INPUT_BIT);
         }
     }
 
@@ -31,28 +29,21 @@ impl Cch {
     pub fn customize(&self, input_weights: &[Weight]) -> CustomizedMetric {
         let m = self.arc_count();
         let (mut fw, mut bw) = (vec![INF_WEIGHT; m], vec![INF_WEIGHT; m]);
-        let (mut fw_via, mut bw_via) = (vec![NO_VIA; m], vec![NO_VIA; m]);
         for (i, &w) in input_weights.iter().enumerate() {
             let arc = self.input_cch_arc[i];
             if arc == u32::MAX {
                 continue;
             }
-            let a = arc as usize;
-            let (weight, via) = if self.input_upward[i] {
-                (&mut fw[a], &mut fw_via[a])
+            let weight = if self.input_upward[i] {
+                &mut fw[arc as usize]
             } else {
-                (&mut bw[a], &mut bw_via[a])
+                &mut bw[arc as usize]
             };
-            if w < *weight {
-                *weight = w;
-                *via = i as u32 | INPUT_BIT;
-            }
+            *weight = (*weight).min(w);
         }
         let raw = RawMetric {
             fw: fw.as_mut_ptr(),
             bw: bw.as_mut_ptr(),
-            fw_via: fw_via.as_mut_ptr(),
-            bw_via: bw_via.as_mut_ptr(),
         };
         let roots = self.roots();
         rayon::scope(|s| {
@@ -63,20 +54,10 @@ impl Cch {
         });
         // Stored in shared chunks, so the metrics derived from this one by live changes copy only
         // what they change (crate::cch::cow).
-        let ((fw, bw), (fw_via, bw_via)) = rayon::join(
-            || rayon::join(|| CowVec::from_slice(&fw), || CowVec::from_slice(&bw)),
-            || {
-                rayon::join(
-                    || CowVec::from_slice(&fw_via),
-                    || CowVec::from_slice(&bw_via),
-                )
-            },
-        );
+        let (fw, bw) = rayon::join(|| CowVec::from_slice(&fw), || CowVec::from_slice(&bw));
         CustomizedMetric {
             fw,
             bw,
-            fw_via,
-            bw_via,
             input_weights: input_weights.to_vec(),
             pruned: std::sync::OnceLock::new(),
             uses: Default::default(),
@@ -140,15 +121,14 @@ impl Cch {
                 let xe = *self.up_first.get_unchecked(x + 1) as usize;
                 for k in xy as usize + 1..xe {
                     let b = *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
+                    // Improvements are rare: a predicted branch beats writing every minimum.
                     let f = add(bxy, *m.fw.add(k));
                     if f < *m.fw.add(b) {
                         *m.fw.add(b) = f;
-                        *m.fw_via.add(b) = self.via_of(xy, k as u32);
                     }
                     let r = add(*m.bw.add(k), fxy);
                     if r < *m.bw.add(b) {
                         *m.bw.add(b) = r;
-                        *m.bw_via.add(b) = self.via_of(xy, k as u32);
                     }
                 }
             }
@@ -158,41 +138,28 @@ impl Cch {
     /// Relaxes the lower triangles of one arc (partial customization).
     fn relax_triangles(&self, b: usize, metric: &mut CustomizedMetric) {
         let (mut fw, mut bw) = (metric.fw[b], metric.bw[b]);
-        let (mut fv, mut bv) = (metric.fw_via[b], metric.bw_via[b]);
         self.for_each_lower_triangle(b as u32, |xy, xz| {
             let (xy, xz) = (xy as usize, xz as usize);
-            let f = add(metric.bw[xy], metric.fw[xz]);
-            if f < fw {
-                fw = f;
-                fv = self.via_of(xy as u32, xz as u32);
-            }
-            let r = add(metric.bw[xz], metric.fw[xy]);
-            if r < bw {
-                bw = r;
-                bv = self.via_of(xy as u32, xz as u32);
-            }
+            fw = fw.min(add(metric.bw[xy], metric.fw[xz]));
+            bw = bw.min(add(metric.bw[xz], metric.fw[xy]));
         });
         metric.fw.set(b, fw);
         metric.bw.set(b, bw);
-        metric.fw_via.set(b, fv);
-        metric.bw_via.set(b, bv);
     }
 
     /// Recomputes one CCH arc from its input arcs and lower triangles.
-    fn recompute(&self, a: usize, metric: &mut CustomizedMetric, inputs_of: &InputsByArc) {
+    fn recompute(&self, a: usize, metric: &mut CustomizedMetric) {
         metric.fw.set(a, INF_WEIGHT);
         metric.bw.set(a, INF_WEIGHT);
-        metric.fw_via.set(a, NO_VIA);
-        metric.bw_via.set(a, NO_VIA);
-        for &i in inputs_of.of(a) {
+        for &i in self.inputs_of.of(a) {
             let w = metric.input_weights[i as usize];
             self.seed(i as usize, w, metric);
         }
         self.relax_triangles(a, metric);
     }
 
-    /// CCH arc → the input arcs mapped onto it (for partial customization).
-    pub fn inputs_by_arc(&self) -> InputsByArc {
+    /// CCH arc → the input arcs mapped onto it (for partial customization and unpacking).
+    pub(super) fn inputs_by_arc(&self) -> InputsByArc {
         let mut first = vec![0u32; self.arc_count() + 1];
         for &a in &self.input_cch_arc {
             if a != u32::MAX {
@@ -222,12 +189,7 @@ impl Cch {
     /// Invariant: every arc not marked for recomputation holds the minimum over its input arcs
     /// and its triangles, each triangle summed from the weights its arcs have announced (the
     /// current weight once an arc has been processed, the weight before this update until then).
-    pub fn update(
-        &self,
-        metric: &mut CustomizedMetric,
-        changes: &[(ArcId, Weight)],
-        inputs_of: &InputsByArc,
-    ) {
+    pub fn update(&self, metric: &mut CustomizedMetric, changes: &[(ArcId, Weight)]) {
         metric.pruned = std::sync::OnceLock::new();
         let words = self.arc_count().div_ceil(64);
         let mut pending = vec![0u64; words];
@@ -263,7 +225,7 @@ impl Cch {
                     (metric.fw[au], metric.bw[au])
                 };
                 if get(&recompute, a) {
-                    self.recompute(au, metric, inputs_of);
+                    self.recompute(au, metric);
                 }
                 let (nfw, nbw) = (metric.fw[au], metric.bw[au]);
                 if nfw == ofw && nbw == obw {
@@ -334,14 +296,11 @@ impl Cch {
                             set(&mut modified, b as u32);
                             old.insert(b as u32, (cf, cb));
                         }
-                        let t = self.via_of(lo as u32, hi as u32);
                         if nf < cf {
                             metric.fw.set(b, nf);
-                            metric.fw_via.set(b, t);
                         }
                         if nb < cb {
                             metric.bw.set(b, nb);
-                            metric.bw_via.set(b, t);
                         }
                         set(&mut pending, b as u32);
                     }
@@ -354,6 +313,7 @@ impl Cch {
 /// CCH arc → the input arcs mapped onto it, in CSR form: 4 bytes an arc and an input. (A vector per
 /// arc took 24 bytes an arc before any input, about 63 MB on New York, which the memory report did
 /// not count.)
+#[derive(Default)]
 pub struct InputsByArc {
     first: Vec<u32>,
     inputs: Vec<u32>,
@@ -375,59 +335,17 @@ impl InputsByArc {
 struct RawMetric {
     fw: *mut Weight,
     bw: *mut Weight,
-    fw_via: *mut Via,
-    bw_via: *mut Via,
 }
 // SAFETY: shared only inside `customize`, where tasks touch disjoint arc ranges.
 unsafe impl Sync for RawMetric {}
 unsafe impl Send for RawMetric {}
 
-pub const INPUT_BIT: u32 = 1 << 31;
-/// How a shortcut weight arises, in one `u32`: `INPUT_BIT | input arc`; `NO_VIA` (impassable); or
-/// the lower triangle through `x` (for arc `(y, z)`): the arc `(x, y)` in the low bits and the
-/// offset of `(x, z)` after it in `x`'s upward list in the bits above (see [`Cch::via_of`]), so
-/// that unpacking reads one entry per shortcut and finds both arcs without a search. Upward lists
-/// are short (at most 317 arcs on the New York turn graph, where 9 bits are left for the offset);
-/// an offset too large for its bits is searched for instead.
-pub type Via = u32;
-pub const NO_VIA: Via = u32::MAX;
-
-impl Cch {
-    /// The unpacking entry of the lower triangle `(x, y)`, `(x, z)`: arc ids `xy < xz`, both in
-    /// `x`'s upward list.
-    #[inline(always)]
-    pub(crate) fn via_of(&self, xy: u32, xz: u32) -> Via {
-        debug_assert!(xy < xz && xy <= self.via_arc_mask);
-        let off = (xz - xy).min(self.via_off_mask);
-        xy | (off << self.via_arc_bits)
-    }
-
-    /// The two arcs of a lower triangle entry `v` of arc `b = (y, z)`.
-    #[inline(always)]
-    fn via_arcs(&self, b: u32, v: Via) -> (u32, u32) {
-        let xy = v & self.via_arc_mask;
-        let off = v >> self.via_arc_bits;
-        if off != self.via_off_mask {
-            return (xy, xy + off);
-        }
-        // Too far for the bits: the arc (x, z) after (x, y) in x's upward list, by z.
-        let x = self.arc_tail[xy as usize] as usize;
-        let z = self.up_head[b as usize];
-        let (s, e) = (xy as usize + 1, self.up_first[x + 1] as usize);
-        (
-            xy,
-            (s + self.up_head[s..e].partition_point(|&h| h < z)) as u32,
-        )
-    }
-}
-
-/// Shortcut weights of one metric, and how to unpack each shortcut.
+/// Shortcut weights of one metric. How a weight arises is not stored: a path is unpacked from the
+/// pruned query graph's entries once that exists, and by searching for the triangle whose sum
+/// gave each weight until then (see `unpack.rs`).
 pub struct CustomizedMetric {
     pub fw: CowVec<Weight>,
     pub bw: CowVec<Weight>,
-    /// How each weight arises (see [`Via`]).
-    pub fw_via: CowVec<Via>,
-    pub bw_via: CowVec<Via>,
     /// The input weights this metric was customized with.
     pub input_weights: Vec<Weight>,
     /// The pruned query graph, once [`Cch::prune`] has run for these weights; queries use it when
@@ -443,8 +361,6 @@ impl Clone for CustomizedMetric {
         CustomizedMetric {
             fw: self.fw.clone(),
             bw: self.bw.clone(),
-            fw_via: self.fw_via.clone(),
-            bw_via: self.bw_via.clone(),
             input_weights: self.input_weights.clone(),
             pruned: std::sync::OnceLock::new(),
             uses: Default::default(),
@@ -453,8 +369,6 @@ impl Clone for CustomizedMetric {
     fn clone_from(&mut self, source: &Self) {
         self.fw.clone_from(&source.fw);
         self.bw.clone_from(&source.bw);
-        self.fw_via.clone_from(&source.fw_via);
-        self.bw_via.clone_from(&source.bw_via);
         self.input_weights.clone_from(&source.input_weights);
         self.pruned = std::sync::OnceLock::new();
         self.uses = Default::default();
@@ -463,61 +377,12 @@ impl Clone for CustomizedMetric {
 
 impl CustomizedMetric {
     pub fn memory_bytes(&self) -> usize {
-        4 * (self.fw.len()
-            + self.bw.len()
-            + self.fw_via.len()
-            + self.bw_via.len()
-            + self.input_weights.len())
+        4 * (self.fw.len() + self.bw.len() + self.input_weights.len())
             + self.pruned.get().map_or(0, PrunedGraph::memory_bytes)
     }
 
     /// Builds the pruned query graph if it is not there yet.
     pub fn prepare_queries(&self, cch: &Cch) -> &PrunedGraph {
         self.pruned.get_or_init(|| cch.prune(self))
-    }
-}
-
-impl Cch {
-    /// Appends the input arcs of CCH arc `a` travelled upward (`fw`) or downward, in travel order.
-    pub fn unpack(&self, metric: &CustomizedMetric, a: u32, upward: bool, out: &mut Vec<ArcId>) {
-        self.unpack_with(metric, a, upward, out, &mut Vec::new());
-    }
-
-    /// [`Cch::unpack`] with a reusable stack (a path unpacks one shortcut after another): a loop,
-    /// not a recursion, so the entry of the next shortcut is read while nothing waits on a return.
-    pub fn unpack_with(
-        &self,
-        metric: &CustomizedMetric,
-        a: u32,
-        upward: bool,
-        out: &mut Vec<ArcId>,
-        stack: &mut Vec<(u32, bool)>,
-    ) {
-        stack.clear();
-        stack.push((a, upward));
-        while let Some((a, up)) = stack.pop() {
-            let via = if up {
-                metric.fw_via[a as usize]
-            } else {
-                metric.bw_via[a as usize]
-            };
-            if via == NO_VIA {
-                continue;
-            }
-            if via & INPUT_BIT != 0 {
-                out.push(via & !INPUT_BIT);
-                continue;
-            }
-            let (xy, xz) = self.via_arcs(a, via);
-            // Travel order: upward y → x → z (down (x, y), then up (x, z)); downward z → x → y.
-            // The stack pops the last pushed first.
-            if up {
-                stack.push((xz, true));
-                stack.push((xy, false));
-            } else {
-                stack.push((xy, true));
-                stack.push((xz, false));
-            }
-        }
     }
 }

@@ -31,15 +31,10 @@ fn random_cch(rng: &mut Rng, min: usize, spread: u64) -> (usize, RandomGraph, Cc
 
 #[test]
 fn differential_random_graphs_queries_and_paths() {
-    for (k, seed) in seeds().into_iter().enumerate() {
+    for seed in seeds() {
         eprintln!("differential seed {seed}");
         let mut rng = Rng(seed);
-        let (n, g, mut cch) = random_cch(&mut rng, 50, 400);
-        if k % 2 == 1 {
-            // Every unpacking entry's second arc searched for, as in a graph too large for the
-            // offsets' bits (see `customize::Via`).
-            cch.via_off_mask = 1;
-        }
+        let (n, g, cch) = random_cch(&mut rng, 50, 400);
         let full = cch.customize(&g.weights);
         cch.check(Some(&full))
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
@@ -62,28 +57,40 @@ fn differential_random_graphs_queries_and_paths() {
             );
             if q.distance() < INF_WEIGHT {
                 let path = q.arc_path(&cch, metric);
-                let mut at = s;
-                let mut total = 0u32;
-                for &a in &path {
-                    let e = (a / 2) as usize;
-                    let (from, to) = if a % 2 == 0 {
-                        (g.tails[e], g.heads[e])
-                    } else {
-                        (g.heads[e], g.tails[e])
-                    };
-                    assert_eq!(from, at, "seed {seed}: path is not contiguous");
-                    at = to;
-                    total += g.weights[a as usize];
-                }
-                assert_eq!(at, t, "seed {seed}: path ends elsewhere");
-                assert_eq!(
-                    total,
-                    q.distance(),
-                    "seed {seed}: path weight differs from distance"
-                );
+                assert_path(&g, &g.weights, s, t, &path, q.distance(), seed);
             }
         }
     }
+}
+
+/// `path` (input arcs) runs from `s` to `t` and weighs `distance` under `weights`.
+fn assert_path(
+    g: &RandomGraph,
+    weights: &[u32],
+    s: u32,
+    t: u32,
+    path: &[u32],
+    distance: u32,
+    seed: u64,
+) {
+    let mut at = s;
+    let mut total = 0u32;
+    for &a in path {
+        let e = (a / 2) as usize;
+        let (from, to) = if a % 2 == 0 {
+            (g.tails[e], g.heads[e])
+        } else {
+            (g.heads[e], g.tails[e])
+        };
+        assert_eq!(from, at, "seed {seed}: path is not contiguous");
+        at = to;
+        total += weights[a as usize];
+    }
+    assert_eq!(at, t, "seed {seed}: path ends elsewhere");
+    assert_eq!(
+        total, distance,
+        "seed {seed}: path weight differs from distance"
+    );
 }
 
 #[test]
@@ -127,10 +134,10 @@ fn partial_customization_equals_full_customization() {
     for seed in seeds() {
         eprintln!("partial customization seed {seed}");
         let mut rng = Rng(seed ^ 0x5eed);
-        let (_, g, cch) = random_cch(&mut rng, 100, 300);
-        let inputs_of = cch.inputs_by_arc();
+        let (n, g, cch) = random_cch(&mut rng, 100, 300);
         let mut metric = cch.customize(&g.weights);
         let mut weights = g.weights.clone();
+        let mut q = CchQuery::new(&cch);
         for round in 0..5 {
             let changes: Vec<(u32, u32)> = (0..1 + rng.below(20))
                 .map(|_| {
@@ -146,11 +153,27 @@ fn partial_customization_equals_full_customization() {
             for &(a, w) in &changes {
                 weights[a as usize] = w;
             }
-            cch.update(&mut metric, &changes, &inputs_of);
+            cch.update(&mut metric, &changes);
             let full = cch.customize(&weights);
             assert_eq!(metric.fw, full.fw, "seed {seed} round {round}");
             assert_eq!(metric.bw, full.bw, "seed {seed} round {round}");
             cch.check(Some(&metric)).unwrap();
+            // Paths unpack on the updated metric: by search on the full hierarchy (no entries are
+            // stored), then from the entries of its pruned graph.
+            for i in 0..40 {
+                if i == 20 {
+                    metric.prepare_queries(&cch);
+                }
+                let (s, t) = (rng.below(n as u64) as u32, rng.below(n as u64) as u32);
+                q.reset()
+                    .add_source(s, 0, &cch)
+                    .add_target(t, 0, &cch)
+                    .run(&cch, &metric);
+                if q.distance() < INF_WEIGHT {
+                    let path = q.arc_path(&cch, &metric);
+                    assert_path(&g, &weights, s, t, &path, q.distance(), seed);
+                }
+            }
         }
     }
 }

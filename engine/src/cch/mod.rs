@@ -4,9 +4,9 @@
 //! (the chordal supergraph in rank space, its elimination tree and each node's downward arcs, from
 //! which lower triangles are enumerated when needed rather than stored);
 //! [`Cch::customize`] turns per-input-arc weights into a [`CustomizedMetric`] in milliseconds;
-//! [`CustomizedMetric::update`] re-customizes only what a few changed arcs affect. Queries live in
+//! [`Cch::update`] re-customizes only what a few changed arcs affect. Queries live in
 //! `query.rs`; the order in `order.rs`; customization (basic and partial) in `customize.rs`, the
-//! pruned query graph in `prune.rs`.
+//! pruned query graph in `prune.rs`, turning a path of shortcuts into input arcs in `unpack.rs`.
 //!
 //! Ids: nodes are ranks (`rank[node]`); a CCH arc `(x, y)` with `x < y` is stored once in `x`'s upward
 //! list; `fw` is the weight of travelling `x → y`, `bw` of `y → x`.
@@ -20,8 +20,9 @@ mod differential_tests;
 pub mod order;
 mod prune;
 pub mod query;
+mod unpack;
 
-pub use customize::{CustomizedMetric, INPUT_BIT, InputsByArc, NO_VIA, Via};
+pub use customize::{CustomizedMetric, InputsByArc};
 pub use prune::PrunedGraph;
 
 pub type Weight = u32;
@@ -64,13 +65,8 @@ pub struct Cch {
     pub subtree_size: Vec<u32>,
     child_first: Vec<u32>,
     child: Vec<u32>,
-    /// How a metric's unpacking entry packs a lower triangle in one `u32` (see
-    /// [`customize::Via`]): the low `via_arc_bits` bits hold the arc to the lower endpoint, the bits
-    /// above them the other arc's offset from it in the same upward list (`via_off_mask`: too far
-    /// to say, searched for when unpacking).
-    via_arc_bits: u32,
-    via_arc_mask: u32,
-    via_off_mask: u32,
+    /// CCH arc → the input arcs mapped onto it (partial customization, unpacking).
+    pub inputs_of: InputsByArc,
 }
 
 impl Cch {
@@ -242,20 +238,14 @@ impl Cch {
             subtree_size,
             child_first: vec![],
             child: vec![],
-            via_arc_bits: 0,
-            via_arc_mask: 0,
-            via_off_mask: 0,
+            inputs_of: InputsByArc::default(),
         };
-        // Arc ids need this many bits; the offset gets what is left below the input flag.
-        let arc_count = cch.up_head.len() as u64;
+        // Unpacking entries name input arcs below a flag bit.
         assert!(
-            arc_count < 1 << 31,
-            "more CCH arcs than unpacking entries can name"
+            cch.input_cch_arc.len() < 1 << 31,
+            "more input arcs than unpacking entries can name"
         );
-        let bits = (u64::BITS - arc_count.saturating_sub(1).leading_zeros()).max(1);
-        cch.via_arc_bits = bits;
-        cch.via_arc_mask = ((1u64 << bits) - 1) as u32;
-        cch.via_off_mask = ((1u64 << (31 - bits)) - 1) as u32;
+        cch.inputs_of = cch.inputs_by_arc();
         let (cf, c) = cch.children();
         cch.child_first = cf;
         cch.child = c;
@@ -301,6 +291,34 @@ impl Cch {
     /// where that is more than [`MERGE_RATIO`] times as long.
     #[inline]
     pub fn for_each_lower_triangle(&self, b: u32, mut f: impl FnMut(u32, u32)) {
+        self.lower_triangles_until(b, |xy, xz| {
+            f(xy, xz);
+            false
+        });
+    }
+
+    /// The first lower triangle of arc `b` (in [`Self::for_each_lower_triangle`]'s order) that
+    /// `f` accepts.
+    #[inline]
+    pub fn find_lower_triangle(
+        &self,
+        b: u32,
+        mut f: impl FnMut(u32, u32) -> bool,
+    ) -> Option<(u32, u32)> {
+        let mut found = None;
+        self.lower_triangles_until(b, |xy, xz| {
+            let hit = f(xy, xz);
+            if hit {
+                found = Some((xy, xz));
+            }
+            hit
+        });
+        found
+    }
+
+    /// The enumeration behind both: calls `f` per lower triangle until it returns true.
+    #[inline(always)]
+    fn lower_triangles_until(&self, b: u32, mut f: impl FnMut(u32, u32) -> bool) {
         let (y, z) = (
             self.arc_tail[b as usize] as usize,
             self.up_head[b as usize] as usize,
@@ -313,8 +331,8 @@ impl Cch {
             let (mut i, mut j) = (0, 0);
             while i < ty.len() && j < tz.len() {
                 let (p, q) = (ty[i], tz[j]);
-                if p == q {
-                    f(ay[i], az[j]);
+                if p == q && f(ay[i], az[j]) {
+                    return;
                 }
                 i += usize::from(p <= q);
                 j += usize::from(q <= p);
@@ -326,7 +344,9 @@ impl Cch {
         for (i, x) in short.iter().enumerate() {
             if let Ok(j) = long.binary_search(x) {
                 let (iy, iz) = if y_shorter { (i, j) } else { (j, i) };
-                f(ay[iy], az[iz]);
+                if f(ay[iy], az[iz]) {
+                    return;
+                }
             }
         }
     }

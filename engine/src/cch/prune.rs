@@ -1,21 +1,32 @@
 //! The pruned query graph: perfect customization, then the arcs no path through higher nodes
-//! undercuts.
+//! undercuts, each with its unpacking entry.
 
-use super::cow::CowVec;
+use super::unpack::{INPUT_BIT, NO_ENTRY};
 use super::{Cch, CustomizedMetric, INF_WEIGHT, PARALLEL_NODES, SCRATCH, Weight, add};
 
 /// The upward arcs a query needs under one metric, per direction (CSR by lower endpoint): arcs
 /// that are passable and whose weight no path through higher nodes undercuts. Built by perfect
 /// customization; queries on it relax a fraction of the arcs of the full hierarchy.
+///
+/// Each kept arc carries its unpacking entry: the input arc it is (`INPUT_BIT | input`), or the two
+/// kept arcs of the lower triangle its weight is the sum of, in travel order (a `bw` arc down to
+/// the triangle's lowest node, then a `fw` arc up). Both arcs of such a triangle are kept
+/// themselves: the weight of a kept arc is the distance between its ends, so the two arcs that
+/// sum to it are shortest paths too, and perfect customization leaves them as they were.
+/// Entries are kept only here, for the fifth of the arcs a query can use, rather than for
+/// every arc of every metric.
 pub struct PrunedGraph {
     pub fw_first: Vec<u32>,
     /// (head rank, weight) of each kept arc.
     pub fw_arcs: Vec<[u32; 2]>,
-    /// The CCH arc each kept arc is (for unpacking).
+    /// The CCH arc each kept arc is (for its tail).
     pub fw_cch: Vec<u32>,
+    /// Unpacking entry of each kept arc: `[INPUT_BIT | input, _]` or `[bw arc, fw arc]`.
+    pub fw_unpack: Vec<[u32; 2]>,
     pub bw_first: Vec<u32>,
     pub bw_arcs: Vec<[u32; 2]>,
     pub bw_cch: Vec<u32>,
+    pub bw_unpack: Vec<[u32; 2]>,
 }
 
 impl PrunedGraph {
@@ -24,6 +35,12 @@ impl PrunedGraph {
             + 3 * self.fw_arcs.len()
             + self.bw_first.len()
             + 3 * self.bw_arcs.len())
+            + self.unpacking_bytes()
+    }
+
+    /// The part of [`Self::memory_bytes`] held by unpacking entries.
+    pub fn unpacking_bytes(&self) -> usize {
+        8 * (self.fw_unpack.len() + self.bw_unpack.len())
     }
 }
 
@@ -33,7 +50,8 @@ impl Cch {
     /// an arc's weight is final once every arc above its lower endpoint is, and disjoint subtrees
     /// run in parallel.
     pub fn prune(&self, metric: &CustomizedMetric) -> PrunedGraph {
-        let (mut pf, mut pb) = (metric.fw.to_vec(), metric.bw.to_vec());
+        let (basic_fw, basic_bw) = (metric.fw.to_vec(), metric.bw.to_vec());
+        let (mut pf, mut pb) = (basic_fw.clone(), basic_bw.clone());
         let raw = RawPair {
             fw: pf.as_mut_ptr(),
             bw: pb.as_mut_ptr(),
@@ -46,7 +64,7 @@ impl Cch {
             }
         });
         let n = self.node_count();
-        let build = |basic: &CowVec<Weight>, perfect: &[Weight]| {
+        let build = |basic: &[Weight], perfect: &[Weight]| {
             let mut first = Vec::with_capacity(n + 1);
             let (mut arcs, mut ids) = (Vec::new(), Vec::new());
             first.push(0u32);
@@ -61,16 +79,127 @@ impl Cch {
             }
             (first, arcs, ids)
         };
-        let (fw_first, fw_arcs, fw_cch) = build(&metric.fw, &pf);
-        let (bw_first, bw_arcs, bw_cch) = build(&metric.bw, &pb);
+        let (fw_first, fw_arcs, fw_cch) = build(&basic_fw, &pf);
+        let (bw_first, bw_arcs, bw_cch) = build(&basic_bw, &pb);
+        drop((pf, pb));
+        let (fw_unpack, bw_unpack) =
+            self.unpacking_entries(metric, &basic_fw, &basic_bw, &fw_cch, &bw_cch);
         PrunedGraph {
             fw_first,
             fw_arcs,
             fw_cch,
+            fw_unpack,
             bw_first,
             bw_arcs,
             bw_cch,
+            bw_unpack,
         }
+    }
+
+    /// The unpacking entry of every kept arc (see [`PrunedGraph`]): the input arc whose weight it
+    /// has, else the first lower triangle whose basic weights sum to it. Triangles are enumerated
+    /// per lower endpoint as in basic customization, skipping the arcs below that no kept arc can
+    /// use.
+    fn unpacking_entries(
+        &self,
+        metric: &CustomizedMetric,
+        fw: &[Weight],
+        bw: &[Weight],
+        fw_cch: &[u32],
+        bw_cch: &[u32],
+    ) -> (Vec<[u32; 2]>, Vec<[u32; 2]>) {
+        let index = |kept: &[u32]| {
+            let mut at = vec![NO_ENTRY; self.arc_count()];
+            for (k, &a) in kept.iter().enumerate() {
+                at[a as usize] = k as u32;
+            }
+            at
+        };
+        let (fw_at, bw_at) = (index(fw_cch), index(bw_cch));
+        let mut fw_unpack = vec![[NO_ENTRY; 2]; fw_cch.len()];
+        let mut bw_unpack = vec![[NO_ENTRY; 2]; bw_cch.len()];
+        for (i, &a) in self.input_cch_arc.iter().enumerate() {
+            if a == u32::MAX {
+                continue;
+            }
+            let (a, w) = (a as usize, metric.input_weights[i]);
+            let (at, weight, unpack) = if self.input_upward[i] {
+                (&fw_at, fw, &mut fw_unpack)
+            } else {
+                (&bw_at, bw, &mut bw_unpack)
+            };
+            let k = at[a];
+            if k != NO_ENTRY && w == weight[a] && unpack[k as usize][0] == NO_ENTRY {
+                unpack[k as usize] = [INPUT_BIT | i as u32, NO_ENTRY];
+            }
+        }
+        // Arcs (y, z) are written only by the task owning y: chunks of lower endpoints in parallel.
+        let out = RawEntries {
+            fw: fw_unpack.as_mut_ptr(),
+            bw: bw_unpack.as_mut_ptr(),
+        };
+        use rayon::prelude::*;
+        (0..self.node_count())
+            .into_par_iter()
+            .with_min_len(PARALLEL_NODES as usize)
+            .for_each(|y| {
+                SCRATCH.with(|cell| {
+                    let mut pos = cell.borrow_mut();
+                    if pos.len() < self.node_count() {
+                        pos.resize(self.node_count(), 0);
+                    }
+                    let (s, e) = (self.up_first[y] as usize, self.up_first[y + 1] as usize);
+                    for a in s..e {
+                        pos[self.up_head[a] as usize] = a as u32;
+                    }
+                    let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
+                    for &xy in &self.down_arc[ds..de] {
+                        let xy = xy as usize;
+                        // (x, y) travelled down (y → x) or up (x → y) in the triangles of y's arcs.
+                        let (down, up) = (bw_at[xy], fw_at[xy]);
+                        if down == NO_ENTRY && up == NO_ENTRY {
+                            continue;
+                        }
+                        let x = self.arc_tail[xy] as usize;
+                        for xz in xy + 1..self.up_first[x + 1] as usize {
+                            // y → x → z gives fw of (y, z): (x, y) down, (x, z) up; z → x → y
+                            // gives its bw: (x, z) down, (x, y) up. Both arcs must be kept.
+                            let (fz, bz) = (fw_at[xz], bw_at[xz]);
+                            let via_fw = down != NO_ENTRY && fz != NO_ENTRY;
+                            let via_bw = up != NO_ENTRY && bz != NO_ENTRY;
+                            if !via_fw && !via_bw {
+                                continue;
+                            }
+                            let b = pos[self.up_head[xz] as usize] as usize;
+                            // SAFETY: `b` is an arc of `y`, owned by this task; the kept indices
+                            // are in bounds of their lists.
+                            unsafe {
+                                let kb = fw_at[b];
+                                if via_fw
+                                    && kb != NO_ENTRY
+                                    && (*out.fw().add(kb as usize))[0] == NO_ENTRY
+                                    && add(bw[xy], fw[xz]) == fw[b]
+                                {
+                                    *out.fw().add(kb as usize) = [down, fz];
+                                }
+                                let kb = bw_at[b];
+                                if via_bw
+                                    && kb != NO_ENTRY
+                                    && (*out.bw().add(kb as usize))[0] == NO_ENTRY
+                                    && add(bw[xz], fw[xy]) == bw[b]
+                                {
+                                    *out.bw().add(kb as usize) = [bz, up];
+                                }
+                            }
+                        }
+                    }
+                })
+            });
+        debug_assert!(
+            fw_unpack.iter().chain(&bw_unpack).all(|e| e[0] != NO_ENTRY),
+            "a kept arc without an unpacking entry"
+        );
+        (fw_unpack, bw_unpack)
     }
 
     fn perfect_subtree(&self, root: u32, raw: &RawPair) {
@@ -122,11 +251,22 @@ impl Cch {
                             let (fb, bb) = (*raw.fw.add(b), *raw.bw.add(b));
                             let (fxy, bxy) = (*raw.fw.add(xy), *raw.bw.add(xy));
                             let (fxz, bxz) = (*raw.fw.add(xz), *raw.bw.add(xz));
-                            // x → y → z, z → y → x, x → z → y, y → z → x.
-                            *raw.fw.add(xz) = fxz.min(add(fxy, fb));
-                            *raw.bw.add(xz) = bxz.min(add(bb, bxy));
-                            *raw.fw.add(xy) = fxy.min(add(fxz, bb));
-                            *raw.bw.add(xy) = bxy.min(add(fb, bxz));
+                            // x → y → z, z → y → x, x → z → y, y → z → x. Improvements are
+                            // rare: predicted branches beat writing every minimum.
+                            let (a, b, c, d) =
+                                (add(fxy, fb), add(bb, bxy), add(fxz, bb), add(fb, bxz));
+                            if a < fxz {
+                                *raw.fw.add(xz) = a;
+                            }
+                            if b < bxz {
+                                *raw.bw.add(xz) = b;
+                            }
+                            if c < fxy {
+                                *raw.fw.add(xy) = c;
+                            }
+                            if d < bxy {
+                                *raw.bw.add(xy) = d;
+                            }
                         }
                     }
                 }
@@ -134,6 +274,23 @@ impl Cch {
         })
     }
 }
+
+struct RawEntries {
+    fw: *mut [u32; 2],
+    bw: *mut [u32; 2],
+}
+impl RawEntries {
+    // Methods, so that closures capture the whole (Sync) struct rather than its pointer fields.
+    fn fw(&self) -> *mut [u32; 2] {
+        self.fw
+    }
+    fn bw(&self) -> *mut [u32; 2] {
+        self.bw
+    }
+}
+// SAFETY: shared only inside `unpacking_entries`, where tasks write the entries of disjoint arcs.
+unsafe impl Sync for RawEntries {}
+unsafe impl Send for RawEntries {}
 
 struct RawPair {
     fw: *mut Weight,

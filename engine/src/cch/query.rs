@@ -15,7 +15,8 @@ use crate::graph::{ArcId, NodeId};
 pub struct CchQuery {
     df: Vec<Weight>,
     db: Vec<Weight>,
-    /// CCH arc by which df/db was last improved (`u32::MAX` at seeds).
+    /// Arc by which df/db was last improved (`u32::MAX` at seeds): a CCH arc, or on a pruned
+    /// graph (`on_pruned`) the kept arc's index in its side's list.
     pf: Vec<u32>,
     pb: Vec<u32>,
     touched: Vec<u32>,
@@ -29,6 +30,8 @@ pub struct CchQuery {
     meeting: u32,
     in_f: Vec<bool>,
     in_b: Vec<bool>,
+    /// Whether the last search ran on the metric's pruned graph (what `pf`/`pb` name).
+    on_pruned: bool,
 }
 
 impl CchQuery {
@@ -49,6 +52,7 @@ impl CchQuery {
             meeting: u32::MAX,
             in_f: vec![false; n],
             in_b: vec![false; n],
+            on_pruned: false,
         }
     }
 
@@ -171,6 +175,7 @@ impl CchQuery {
     /// The search on a pruned query graph: the same walk up the elimination tree, relaxing only
     /// the arcs perfect customization kept, stored as (head, weight) pairs.
     pub fn run_pruned(&mut self, cch: &Cch, p: &PrunedGraph) -> &mut Self {
+        self.on_pruned = true;
         let (fwd, bwd) = self.seed_and_collect(cch);
         for (x, on_f, on_b) in merged(&fwd, &bwd) {
             if on_f && on_b {
@@ -184,7 +189,6 @@ impl CchQuery {
                     &mut self.pf,
                     &p.fw_first,
                     &p.fw_arcs,
-                    &p.fw_cch,
                 );
             }
             if on_b {
@@ -195,7 +199,6 @@ impl CchQuery {
                     &mut self.pb,
                     &p.bw_first,
                     &p.bw_arcs,
-                    &p.bw_cch,
                 );
             }
         }
@@ -209,6 +212,7 @@ impl CchQuery {
     pub fn run_full(&mut self, cch: &Cch, metric: &CustomizedMetric) -> &mut Self {
         // Every arc below is < up_first[n] = arc_count, so the weights are read unchecked.
         assert!(metric.fw.len() == cch.arc_count() && metric.bw.len() == cch.arc_count());
+        self.on_pruned = false;
         let (fwd, bwd) = self.seed_and_collect(cch);
         // Relax each node's upward arcs on the sides it belongs to.
         let (up_first, up_head) = (&cch.up_first, &cch.up_head);
@@ -266,27 +270,60 @@ impl CchQuery {
         self.best
     }
 
-    /// The source seed the path starts at and the target seed it ends at (graph node ids).
-    pub fn endpoints(&self, cch: &Cch) -> Option<(NodeId, NodeId)> {
+    /// The pruned graph the last search ran on, if it did.
+    fn pruned_graph<'m>(&self, metric: &'m CustomizedMetric) -> Option<&'m PrunedGraph> {
+        if self.on_pruned {
+            Some(
+                metric
+                    .pruned
+                    .get()
+                    .expect("searched on this metric's pruned graph"),
+            )
+        } else {
+            None
+        }
+    }
+
+    /// The CCH arc under the predecessor entry `a` of the forward (`fw`) or backward side.
+    #[inline]
+    fn cch_arc(p: Option<&PrunedGraph>, a: u32, fw: bool) -> u32 {
+        match p {
+            Some(p) if fw => p.fw_cch[a as usize],
+            Some(p) => p.bw_cch[a as usize],
+            None => a,
+        }
+    }
+
+    /// The source seed the path starts at and the target seed it ends at (graph node ids). `metric`
+    /// is the one the search ran on.
+    pub fn endpoints(&self, cch: &Cch, metric: &CustomizedMetric) -> Option<(NodeId, NodeId)> {
         if self.best >= INF_WEIGHT {
             return None;
         }
+        let p = self.pruned_graph(metric);
         let mut x = self.meeting;
         while self.pf[x as usize] != u32::MAX {
-            x = cch.arc_tail[self.pf[x as usize] as usize];
+            x = cch.arc_tail[Self::cch_arc(p, self.pf[x as usize], true) as usize];
         }
         let mut y = self.meeting;
         while self.pb[y as usize] != u32::MAX {
-            y = cch.arc_tail[self.pb[y as usize] as usize];
+            y = cch.arc_tail[Self::cch_arc(p, self.pb[y as usize], false) as usize];
         }
         Some((cch.order[x as usize], cch.order[y as usize]))
     }
 
     /// The shortest path as input arcs, in travel order (empty when source and target coincide).
+    /// `metric` is the one the search ran on.
     pub fn arc_path(&self, cch: &Cch, metric: &CustomizedMetric) -> Vec<ArcId> {
         if self.best >= INF_WEIGHT {
             return Vec::new();
         }
+        let p = self.pruned_graph(metric);
+        let mut stack = Vec::with_capacity(64);
+        let mut unpack = |a: u32, fw: bool, out: &mut Vec<ArcId>| match p {
+            Some(p) => Cch::unpack_pruned(p, a, fw, out, &mut stack),
+            None => cch.unpack_searched(metric, a, fw, out, &mut stack),
+        };
         // Room for a typical city path: growing the vector would cost more than the unpacking.
         let mut out = Vec::with_capacity(512);
         // Forward half: from the meeting node down to the source, then unpack in travel order.
@@ -295,24 +332,21 @@ impl CchQuery {
         while self.pf[x as usize] != u32::MAX {
             let a = self.pf[x as usize];
             up_arcs.push(a);
-            x = cch.arc_tail[a as usize];
+            x = cch.arc_tail[Self::cch_arc(p, a, true) as usize];
         }
-        let mut stack = Vec::with_capacity(64);
         for &a in up_arcs.iter().rev() {
-            cch.unpack_with(metric, a, true, &mut out, &mut stack);
+            unpack(a, true, &mut out);
         }
         let mut y = self.meeting;
         while self.pb[y as usize] != u32::MAX {
             let a = self.pb[y as usize];
-            cch.unpack_with(metric, a, false, &mut out, &mut stack);
-            y = cch.arc_tail[a as usize];
+            unpack(a, false, &mut out);
+            y = cch.arc_tail[Self::cch_arc(p, a, false) as usize];
         }
         out
     }
 }
 
-/// Relaxes one search side's kept arcs out of `x` (skipped once `x` cannot beat the best meeting).
-#[inline(always)]
 /// The nodes of two ascending elimination-tree paths in ascending order, each with whether it lies on
 /// the forward path and on the backward one.
 fn merged<'a>(
@@ -335,6 +369,8 @@ fn merged<'a>(
     })
 }
 
+/// Relaxes one search side's kept arcs out of `x` (skipped once `x` cannot beat the best meeting).
+#[inline(always)]
 fn relax_pruned(
     x: u32,
     best: Weight,
@@ -342,7 +378,6 @@ fn relax_pruned(
     pred: &mut [u32],
     first: &[u32],
     arcs: &[[u32; 2]],
-    cch_arc: &[u32],
 ) {
     let xu = x as usize;
     let dx = dist[xu];
@@ -354,7 +389,7 @@ fn relax_pruned(
         let d = dx + w;
         if d < dist[y as usize] {
             dist[y as usize] = d;
-            pred[y as usize] = cch_arc[s + k];
+            pred[y as usize] = (s + k) as u32;
         }
     }
 }

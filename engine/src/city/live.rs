@@ -305,7 +305,7 @@ impl City {
             }
         }
         let mut hierarchy = old.hierarchy.clone();
-        self.cch.update(&mut hierarchy, &updates, &self.inputs_of);
+        self.cch.update(&mut hierarchy, &updates);
         CityMetric {
             arc_weights,
             hierarchy,

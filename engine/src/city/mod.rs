@@ -141,7 +141,6 @@ pub struct City {
     /// The turn model the hierarchy runs on (routing node = arc, input arc = turn).
     pub turns: TurnGraph,
     pub cch: Arc<Cch>,
-    inputs_of: crate::cch::InputsByArc,
     pub adjacency: Adjacency,
     pub snap_index: SnapIndex,
     /// Per edge and profile (cycling, walking): whether it lies in a large strongly connected part of
@@ -199,7 +198,6 @@ impl City {
             &turns.turn_to,
             &graph.order,
         ));
-        let inputs_of = cch.inputs_by_arc();
         let adjacency = Adjacency::new(graph.node_count(), &graph.edge_tail, &graph.edge_head);
         let snap_index = SnapIndex::new(&graph);
         let way_arcs = arcs_by_way(&graph);
@@ -215,7 +213,6 @@ impl City {
             graph_version,
             turns,
             cch,
-            inputs_of,
             adjacency,
             snap_index,
             way_arcs,
@@ -255,8 +252,8 @@ impl City {
 
     /// [`City::memory_bytes`] by part: the graph, the turn model, the hierarchy's topology and its
     /// map from arcs to input arcs (for live changes), the snapping index, the adjacency, and per
-    /// loaded metric its weights, its unpacking data (which triangle gave each weight) and its
-    /// pruned query graph.
+    /// loaded metric its weights, and once pruned, its query graph and the unpacking entries of
+    /// the arcs kept there (which input arc or triangle gave each weight).
     pub fn memory_breakdown(&self) -> Vec<(String, usize)> {
         let g = &self.graph;
         let graph = 4
@@ -272,26 +269,25 @@ impl City {
             ("hierarchy topology".to_string(), self.cch.memory_bytes()),
             (
                 "inputs by hierarchy arc".to_string(),
-                self.inputs_of.memory_bytes(),
+                self.cch.inputs_of.memory_bytes(),
             ),
             ("snapping index".to_string(), self.snap_index.memory_bytes()),
             ("adjacency".to_string(), self.adjacency.arc.len() * 8),
         ];
         let st = self.state.read().unwrap();
         let metrics = st.base.iter().chain(st.cache.values());
-        let (mut weights, mut via, mut pruned, mut count) = (0, 0, 0, 0);
+        let (mut weights, mut unpacking, mut pruned, mut count) = (0, 0, 0, 0);
         for m in metrics {
             let h = &m.hierarchy;
             count += 1;
             weights += 4 * (h.fw.len() + h.bw.len() + h.input_weights.len() + m.arc_weights.len());
-            via += 4 * (h.fw_via.len() + h.bw_via.len());
-            pruned += h
-                .pruned
-                .get()
-                .map_or(0, crate::cch::PrunedGraph::memory_bytes);
+            if let Some(p) = h.pruned.get() {
+                unpacking += p.unpacking_bytes();
+                pruned += p.memory_bytes() - p.unpacking_bytes();
+            }
         }
         out.push((format!("{count} metrics: weights"), weights));
-        out.push((format!("{count} metrics: unpacking (via)"), via));
+        out.push((format!("{count} metrics: unpacking (kept arcs)"), unpacking));
         out.push((format!("{count} metrics: pruned query graphs"), pruned));
         out
     }

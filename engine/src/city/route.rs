@@ -396,7 +396,7 @@ impl City {
             }
         }
         let mut hierarchy = metric.hierarchy.clone();
-        self.cch.update(&mut hierarchy, &updates, &self.inputs_of);
+        self.cch.update(&mut hierarchy, &updates);
         let m = Arc::new(CityMetric {
             arc_weights: metric.arc_weights.clone(),
             hierarchy,
@@ -653,7 +653,7 @@ impl City {
         if best >= INF_WEIGHT {
             return None;
         }
-        let (src, tgt) = q.endpoints(&self.cch)?;
+        let (src, tgt) = q.endpoints(&self.cch, &metric.hierarchy)?;
         // The seed the search used at the path's first node: the cheapest one there.
         let &(_, _, first_arc, first_from, start_at, start_extra) =
             seeds.iter().filter(|s| s.0 == src).min_by_key(|s| s.1)?;
