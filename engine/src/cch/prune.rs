@@ -15,27 +15,42 @@ use super::{Cch, CustomizedMetric, INF_WEIGHT, PARALLEL_NODES, SCRATCH, Weight, 
 /// sum to it are shortest paths too, and perfect customization leaves them as they were.
 /// Entries are kept only here, for the fifth of the arcs a query can use, rather than for
 /// every arc of every metric.
+///
+/// A kept arc's tail is not stored: a search on this graph records each node's predecessor node,
+/// and a path's few dozen arcs are looked up in lists the search has just read.
 pub struct PrunedGraph {
     pub fw_first: Vec<u32>,
     /// (head rank, weight) of each kept arc.
     pub fw_arcs: Vec<[u32; 2]>,
-    /// The CCH arc each kept arc is (for its tail).
-    pub fw_cch: Vec<u32>,
     /// Unpacking entry of each kept arc: `[INPUT_BIT | input, _]` or `[bw arc, fw arc]`.
     pub fw_unpack: Vec<[u32; 2]>,
     pub bw_first: Vec<u32>,
     pub bw_arcs: Vec<[u32; 2]>,
-    pub bw_cch: Vec<u32>,
     pub bw_unpack: Vec<[u32; 2]>,
 }
 
 impl PrunedGraph {
     pub fn memory_bytes(&self) -> usize {
         4 * (self.fw_first.len()
-            + 3 * self.fw_arcs.len()
+            + 2 * self.fw_arcs.len()
             + self.bw_first.len()
-            + 3 * self.bw_arcs.len())
+            + 2 * self.bw_arcs.len())
             + self.unpacking_bytes()
+    }
+
+    /// The kept arc `(x, y)` of the `fw` or the `bw` list (lists are sorted by head).
+    #[inline]
+    pub fn find(&self, x: u32, y: u32, fw: bool) -> Option<u32> {
+        let (first, arcs) = if fw {
+            (&self.fw_first, &self.fw_arcs)
+        } else {
+            (&self.bw_first, &self.bw_arcs)
+        };
+        let (s, e) = (first[x as usize] as usize, first[x as usize + 1] as usize);
+        arcs[s..e]
+            .binary_search_by_key(&y, |a| a[0])
+            .ok()
+            .map(|i| (s + i) as u32)
     }
 
     /// The part of [`Self::memory_bytes`] held by unpacking entries.
@@ -87,11 +102,9 @@ impl Cch {
         PrunedGraph {
             fw_first,
             fw_arcs,
-            fw_cch,
             fw_unpack,
             bw_first,
             bw_arcs,
-            bw_cch,
             bw_unpack,
         }
     }

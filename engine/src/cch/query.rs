@@ -15,8 +15,9 @@ use crate::graph::{ArcId, NodeId};
 pub struct CchQuery {
     df: Vec<Weight>,
     db: Vec<Weight>,
-    /// Arc by which df/db was last improved (`u32::MAX` at seeds): a CCH arc, or on a pruned
-    /// graph (`on_pruned`) the kept arc's index in its side's list.
+    /// How df/db was last improved (`u32::MAX` at seeds): by a CCH arc, or on a pruned graph
+    /// (`on_pruned`) from a predecessor node, whose kept arc a path looks up in lists the search
+    /// has just read (cheaper than reading a stored tail per arc from a cold array).
     pf: Vec<u32>,
     pb: Vec<u32>,
     touched: Vec<u32>,
@@ -284,14 +285,26 @@ impl CchQuery {
         }
     }
 
-    /// The CCH arc under the predecessor entry `a` of the forward (`fw`) or backward side.
+    /// The predecessor node of `y` on the forward (`fw`) or backward side, with the arc between
+    /// them (a CCH arc, or on a pruned graph the kept arc's index in its side's list).
     #[inline]
-    fn cch_arc(p: Option<&PrunedGraph>, a: u32, fw: bool) -> u32 {
-        match p {
-            Some(p) if fw => p.fw_cch[a as usize],
-            Some(p) => p.bw_cch[a as usize],
-            None => a,
+    fn pred(&self, cch: &Cch, p: Option<&PrunedGraph>, y: u32, fw: bool) -> Option<(u32, u32)> {
+        let a = if fw {
+            self.pf[y as usize]
+        } else {
+            self.pb[y as usize]
+        };
+        if a == u32::MAX {
+            return None;
         }
+        Some(match p {
+            Some(p) => (
+                a,
+                p.find(a, y, fw)
+                    .expect("the arc the search relaxed is kept"),
+            ),
+            None => (cch.arc_tail[a as usize], a),
+        })
     }
 
     /// The source seed the path starts at and the target seed it ends at (graph node ids). `metric`
@@ -303,11 +316,17 @@ impl CchQuery {
         let p = self.pruned_graph(metric);
         let mut x = self.meeting;
         while self.pf[x as usize] != u32::MAX {
-            x = cch.arc_tail[Self::cch_arc(p, self.pf[x as usize], true) as usize];
+            x = match p {
+                Some(_) => self.pf[x as usize],
+                None => cch.arc_tail[self.pf[x as usize] as usize],
+            };
         }
         let mut y = self.meeting;
         while self.pb[y as usize] != u32::MAX {
-            y = cch.arc_tail[Self::cch_arc(p, self.pb[y as usize], false) as usize];
+            y = match p {
+                Some(_) => self.pb[y as usize],
+                None => cch.arc_tail[self.pb[y as usize] as usize],
+            };
         }
         Some((cch.order[x as usize], cch.order[y as usize]))
     }
@@ -329,19 +348,17 @@ impl CchQuery {
         // Forward half: from the meeting node down to the source, then unpack in travel order.
         let mut up_arcs = Vec::with_capacity(64);
         let mut x = self.meeting;
-        while self.pf[x as usize] != u32::MAX {
-            let a = self.pf[x as usize];
+        while let Some((t, a)) = self.pred(cch, p, x, true) {
             up_arcs.push(a);
-            x = cch.arc_tail[Self::cch_arc(p, a, true) as usize];
+            x = t;
         }
         for &a in up_arcs.iter().rev() {
             unpack(a, true, &mut out);
         }
         let mut y = self.meeting;
-        while self.pb[y as usize] != u32::MAX {
-            let a = self.pb[y as usize];
+        while let Some((t, a)) = self.pred(cch, p, y, false) {
             unpack(a, false, &mut out);
-            y = cch.arc_tail[Self::cch_arc(p, a, false) as usize];
+            y = t;
         }
         out
     }
@@ -385,11 +402,11 @@ fn relax_pruned(
         return;
     }
     let (s, e) = (first[xu] as usize, first[xu + 1] as usize);
-    for (k, &[y, w]) in arcs[s..e].iter().enumerate() {
+    for &[y, w] in &arcs[s..e] {
         let d = dx + w;
         if d < dist[y as usize] {
             dist[y as usize] = d;
-            pred[y as usize] = (s + k) as u32;
+            pred[y as usize] = x;
         }
     }
 }
