@@ -330,8 +330,13 @@ impl Cch {
         if ty.len().min(tz.len()) * MERGE_RATIO >= ty.len().max(tz.len()) {
             let (mut i, mut j) = (0, 0);
             while i < ty.len() && j < tz.len() {
-                let (p, q) = (ty[i], tz[j]);
-                if p == q && f(ay[i], az[j]) {
+                // SAFETY: i < ty.len() = ay.len() and j < tz.len() = az.len() (parallel arrays).
+                let (p, q) = unsafe { (*ty.get_unchecked(i), *tz.get_unchecked(j)) };
+                if p == q
+                    && f(unsafe { *ay.get_unchecked(i) }, unsafe {
+                        *az.get_unchecked(j)
+                    })
+                {
                     return;
                 }
                 i += usize::from(p <= q);
