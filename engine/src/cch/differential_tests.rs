@@ -180,8 +180,8 @@ fn partial_customization_equals_full_customization() {
 
 #[test]
 fn every_lower_triangle_is_found_by_merge_and_by_search() {
-    // `for_each_lower_triangle` merges the two downward lists when their lengths are close and
-    // searches the shorter in the longer otherwise; both must give what `lower_triangles` gives.
+    // `for_each_lower_triangle` marks one downward list and looks the other up when their lengths
+    // are close, and searches the shorter in the longer otherwise; both must give what `lower_triangles` gives.
     // Random graphs of a few hundred nodes have both kinds of arcs (hubs high in the order have
     // long downward lists).
     let (mut merged, mut searched) = (0, 0);

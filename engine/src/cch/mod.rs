@@ -285,10 +285,11 @@ impl Cch {
     }
 
     /// Calls `f` with each lower triangle of arc `b = (y, z)`, as [`Self::lower_triangles`]
-    /// yields them, faster: the two downward lists are merged in one branch-free pass where they
-    /// are of similar length (a binary search per entry costs a chain of dependent loads, and
-    /// took most of a partial customization's time), and the shorter is searched in the longer
-    /// where that is more than [`MERGE_RATIO`] times as long.
+    /// yields them, faster: where the two downward lists are of similar length, `y`'s is marked
+    /// in a per-thread map from node to position and `z`'s looked up in it, loads that do not wait
+    /// on each other (a binary search per entry, or a merge, waits on each comparison before its
+    /// next load, and that took most of a partial customization's time); where one list is more
+    /// than [`MERGE_RATIO`] times as long, the shorter is searched in the longer.
     #[inline]
     pub fn for_each_lower_triangle(&self, b: u32, mut f: impl FnMut(u32, u32)) {
         self.lower_triangles_until(b, |xy, xz| {
@@ -328,20 +329,38 @@ impl Cch {
         let (ty, tz) = (&self.down_tail[ry.clone()], &self.down_tail[rz.clone()]);
         let (ay, az) = (&self.down_arc[ry], &self.down_arc[rz]);
         if ty.len().min(tz.len()) * MERGE_RATIO >= ty.len().max(tz.len()) {
-            let (mut i, mut j) = (0, 0);
-            while i < ty.len() && j < tz.len() {
-                // SAFETY: i < ty.len() = ay.len() and j < tz.len() = az.len() (parallel arrays).
-                let (p, q) = unsafe { (*ty.get_unchecked(i), *tz.get_unchecked(j)) };
-                if p == q
-                    && f(unsafe { *ay.get_unchecked(i) }, unsafe {
-                        *az.get_unchecked(j)
-                    })
-                {
-                    return;
+            // y's list marked in a per-thread map from node to position, z's list looked up in it:
+            // independent loads, where a merge waits on each comparison before its next load.
+            MARKS.with(|cell| {
+                let mut marks = cell.borrow_mut();
+                let (map, stamp) = &mut *marks;
+                if map.len() < self.node_count() {
+                    map.resize(self.node_count(), 0);
                 }
-                i += usize::from(p <= q);
-                j += usize::from(q <= p);
-            }
+                *stamp = stamp.wrapping_add(1);
+                if *stamp == 0 {
+                    map.fill(0);
+                    *stamp = 1;
+                }
+                let tag = (*stamp as u64) << 32;
+                for (i, &x) in ty.iter().enumerate() {
+                    // SAFETY: x < node_count (a rank).
+                    unsafe { *map.get_unchecked_mut(x as usize) = tag | i as u64 };
+                }
+                let y = y as u32;
+                for (j, &x) in tz.iter().enumerate() {
+                    if x >= y {
+                        break;
+                    }
+                    // SAFETY: as above; a current tag's position is within y's list.
+                    let m = unsafe { *map.get_unchecked(x as usize) };
+                    if m & !0xffff_ffff == tag
+                        && f(unsafe { *ay.get_unchecked(m as u32 as usize) }, az[j])
+                    {
+                        return;
+                    }
+                }
+            });
             return;
         }
         let y_shorter = ty.len() <= tz.len();
@@ -460,11 +479,14 @@ impl Cch {
 }
 
 /// Above this ratio of lengths a lower-triangle enumeration searches the shorter downward list in
-/// the longer instead of merging them (16 was quickest for 100 live turns on New York: 8 and 64
-/// were 5-10 % slower, 3 slower still).
+/// the longer instead of marking one and looking the other up (16 was quickest for 100 live turns
+/// on New York, with a merge then and with the marks now: 4 and 64 were 5-10 % slower).
 pub(crate) const MERGE_RATIO: usize = 16;
 
 thread_local! {
+    /// Per-thread map from a node to its position in a downward list, tagged with a stamp per use
+    /// (see [`Cch::for_each_lower_triangle`]).
+    static MARKS: std::cell::RefCell<(Vec<u64>, u32)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
     /// Per-thread map from a node to the arc of the node being customized that reaches it.
     static SCRATCH: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
