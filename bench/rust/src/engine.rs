@@ -337,7 +337,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         std::hint::black_box(m);
     }
     // 100 arcs changed and live: a copy of the metric, partial customization, swap (one metric),
-    // and through City::update_arcs (all four cycling metrics).
+    // and through City::update_arcs (all six cycling metrics).
     let mut partial = vec![];
     let mut partial_update_only = vec![];
     let mut spare = metric.hierarchy.clone();
@@ -443,7 +443,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         rounds["count"], best(0), best(1), best(2), best(3), best(0) / best(3), mismatches
     ));
     rows.push(format!(
-        "  full customization {:.2} ms p50 (then {:.2} ms pruning, off the query path); 100 arcs live {:.2} ms p50 (one metric), {:.2} ms (four cycling metrics); one avoidance live {:.3} ms p50; memory {:.1} MB; build {:.2} s, load {:.2} s",
+        "  full customization {:.2} ms p50 (then {:.2} ms pruning, off the query path); 100 arcs live {:.2} ms p50 (one metric), {:.2} ms (six cycling metrics); one avoidance live {:.3} ms p50; memory {:.1} MB; build {:.2} s, load {:.2} s",
         median_us(&custom) / 1000.0, median_us(&prune) / 1000.0, median_us(&partial) / 1000.0, median_us(&update_all) / 1000.0,
         median_us(&avoid_live) / 1000.0, memory as f64 / 1e6, build_s, load_s
     ));

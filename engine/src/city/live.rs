@@ -80,7 +80,7 @@ impl City {
                 all_changes.insert(a, c);
             }
         }
-        // The four cycling metrics are independent: update copies of them in parallel.
+        // The six cycling metrics are independent: update copies of them in parallel.
         use rayon::prelude::*;
         let updated: Vec<(MetricKind, Arc<CityMetric>)> = MetricKind::ALL
             .into_par_iter()
