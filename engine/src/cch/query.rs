@@ -285,48 +285,57 @@ impl CchQuery {
         }
     }
 
-    /// The predecessor node of `y` on the forward (`fw`) or backward side, with the arc between
-    /// them (a CCH arc, or on a pruned graph the kept arc's index in its side's list).
+    /// The predecessor node of `y` on the forward (`fw`) or backward side (`None` at a seed).
     #[inline]
-    fn pred(&self, cch: &Cch, p: Option<&PrunedGraph>, y: u32, fw: bool) -> Option<(u32, u32)> {
+    fn pred_node(&self, cch: &Cch, y: u32, fw: bool) -> Option<u32> {
         let a = if fw {
             self.pf[y as usize]
         } else {
             self.pb[y as usize]
         };
         if a == u32::MAX {
-            return None;
+            None
+        } else if self.on_pruned {
+            Some(a)
+        } else {
+            Some(cch.arc_tail[a as usize])
         }
+    }
+
+    /// [`Self::pred_node`] with the arc between the two (a CCH arc, or on a pruned graph the kept
+    /// arc's index in its side's list).
+    #[inline]
+    fn pred(&self, cch: &Cch, p: Option<&PrunedGraph>, y: u32, fw: bool) -> Option<(u32, u32)> {
+        let x = self.pred_node(cch, y, fw)?;
         Some(match p {
             Some(p) => (
-                a,
-                p.find(a, y, fw)
+                x,
+                p.find(x, y, fw)
                     .expect("the arc the search relaxed is kept"),
             ),
-            None => (cch.arc_tail[a as usize], a),
+            None => (
+                x,
+                if fw {
+                    self.pf[y as usize]
+                } else {
+                    self.pb[y as usize]
+                },
+            ),
         })
     }
 
-    /// The source seed the path starts at and the target seed it ends at (graph node ids). `metric`
-    /// is the one the search ran on.
-    pub fn endpoints(&self, cch: &Cch, metric: &CustomizedMetric) -> Option<(NodeId, NodeId)> {
+    /// The source seed the path starts at and the target seed it ends at (graph node ids).
+    pub fn endpoints(&self, cch: &Cch) -> Option<(NodeId, NodeId)> {
         if self.best >= INF_WEIGHT {
             return None;
         }
-        let p = self.pruned_graph(metric);
         let mut x = self.meeting;
-        while self.pf[x as usize] != u32::MAX {
-            x = match p {
-                Some(_) => self.pf[x as usize],
-                None => cch.arc_tail[self.pf[x as usize] as usize],
-            };
+        while let Some(t) = self.pred_node(cch, x, true) {
+            x = t;
         }
         let mut y = self.meeting;
-        while self.pb[y as usize] != u32::MAX {
-            y = match p {
-                Some(_) => self.pb[y as usize],
-                None => cch.arc_tail[self.pb[y as usize] as usize],
-            };
+        while let Some(t) = self.pred_node(cch, y, false) {
+            y = t;
         }
         Some((cch.order[x as usize], cch.order[y as usize]))
     }
@@ -340,7 +349,7 @@ impl CchQuery {
         let p = self.pruned_graph(metric);
         let mut stack = Vec::with_capacity(64);
         let mut unpack = |a: u32, fw: bool, out: &mut Vec<ArcId>| match p {
-            Some(p) => Cch::unpack_pruned(p, a, fw, out, &mut stack),
+            Some(p) => p.unpack(a, fw, out, &mut stack),
             None => cch.unpack_searched(metric, a, fw, out, &mut stack),
         };
         // Room for a typical city path: growing the vector would cost more than the unpacking.

@@ -2,9 +2,9 @@
 //!
 //! On a pruned query graph each kept arc carries its entry (see [`PrunedGraph`]), so a shortcut
 //! unpacks with one read per arc. A metric without one (fresh from a live change, or used too
-//! seldom to prune) stores no entries: each shortcut's lower triangle is found again by its weight,
-//! a merge of two downward lists per shortcut. Customization then writes weights only, and a metric
-//! costs no entries for the four fifths of its arcs no query uses.
+//! seldom to prune) stores no entries: each shortcut's lower triangle is found again by its weight
+//! ([`Cch::find_lower_triangle`] over the downward lists of its two ends). Customization then writes
+//! weights only, and a metric costs no entries for the four fifths of its arcs no query uses.
 
 use super::{Cch, CustomizedMetric, INF_WEIGHT, PrunedGraph, add};
 use crate::graph::ArcId;
@@ -14,34 +14,67 @@ pub const INPUT_BIT: u32 = 1 << 31;
 /// No entry (yet).
 pub(super) const NO_ENTRY: u32 = u32::MAX;
 
-impl Cch {
-    /// Appends the input arcs of kept arc `k` of a pruned graph, travelled upward (its `fw` list)
-    /// or downward (`bw`), in travel order. `stack` is scratch reused across the arcs of a path.
-    pub(super) fn unpack_pruned(
-        p: &PrunedGraph,
+/// How one arc, travelled one way, unpacks.
+enum Unpacked {
+    /// It is this input arc.
+    Input(ArcId),
+    /// Down the first arc (its `bw` side), then up the second (its `fw` side).
+    Triangle(u32, u32),
+    /// Impassable: nothing to unpack.
+    Nothing,
+}
+
+/// Appends the input arcs of arc `a` travelled upward (`fw`) or downward, in travel order, taking
+/// each arc apart with `split`: a loop with a reused stack, not a recursion, as a path unpacks one
+/// arc after another.
+fn unpack_with(
+    a: u32,
+    upward: bool,
+    out: &mut Vec<ArcId>,
+    stack: &mut Vec<(u32, bool)>,
+    mut split: impl FnMut(u32, bool) -> Unpacked,
+) {
+    stack.clear();
+    stack.push((a, upward));
+    while let Some((a, up)) = stack.pop() {
+        match split(a, up) {
+            Unpacked::Input(i) => out.push(i),
+            Unpacked::Triangle(down, up) => {
+                // The stack pops the last pushed first.
+                stack.push((up, true));
+                stack.push((down, false));
+            }
+            Unpacked::Nothing => {}
+        }
+    }
+}
+
+impl PrunedGraph {
+    /// Appends the input arcs of kept arc `k`, travelled upward (its `fw` list) or downward
+    /// (`bw`), in travel order, from the kept arcs' entries.
+    pub(super) fn unpack(
+        &self,
         k: u32,
         upward: bool,
         out: &mut Vec<ArcId>,
         stack: &mut Vec<(u32, bool)>,
     ) {
-        stack.clear();
-        stack.push((k, upward));
-        while let Some((k, up)) = stack.pop() {
+        unpack_with(k, upward, out, stack, |k, up| {
             let [first, second] = if up {
-                p.fw_unpack[k as usize]
+                self.fw_unpack[k as usize]
             } else {
-                p.bw_unpack[k as usize]
+                self.bw_unpack[k as usize]
             };
             if first & INPUT_BIT != 0 {
-                out.push(first & !INPUT_BIT);
-                continue;
+                Unpacked::Input(first & !INPUT_BIT)
+            } else {
+                Unpacked::Triangle(first, second)
             }
-            // Down `first`, then up `second`: the stack pops the last pushed first.
-            stack.push((second, true));
-            stack.push((first, false));
-        }
+        });
     }
+}
 
+impl Cch {
     /// Appends the input arcs of CCH arc `a` travelled upward (`fw`) or downward, in travel order,
     /// finding how each weight arose: an input arc mapped onto the arc with that weight, else a
     /// lower triangle summing to it (partial and basic customization leave every arc at the
@@ -54,19 +87,16 @@ impl Cch {
         out: &mut Vec<ArcId>,
         stack: &mut Vec<(u32, bool)>,
     ) {
-        stack.clear();
-        stack.push((a, upward));
-        while let Some((a, up)) = stack.pop() {
+        unpack_with(a, upward, out, stack, |a, up| {
             let au = a as usize;
             let w = if up { metric.fw[au] } else { metric.bw[au] };
             if w >= INF_WEIGHT {
-                continue;
+                return Unpacked::Nothing;
             }
             if let Some(&i) = self.inputs_of.of(au).iter().find(|&&i| {
                 self.input_upward[i as usize] == up && metric.input_weights[i as usize] == w
             }) {
-                out.push(i);
-                continue;
+                return Unpacked::Input(i);
             }
             // Upward y → x → z is (x, y) down then (x, z) up; downward z → x → y the reverse.
             let found = self.find_lower_triangle(a, |xy, xz| {
@@ -77,17 +107,14 @@ impl Cch {
                     add(metric.bw[xz], metric.fw[xy]) == w
                 }
             });
-            let Some((xy, xz)) = found else {
-                debug_assert!(false, "arc {a}: no input arc or triangle gives its weight");
-                continue;
-            };
-            if up {
-                stack.push((xz, true));
-                stack.push((xy, false));
-            } else {
-                stack.push((xy, true));
-                stack.push((xz, false));
+            match found {
+                Some((xy, xz)) if up => Unpacked::Triangle(xy, xz),
+                Some((xy, xz)) => Unpacked::Triangle(xz, xy),
+                None => {
+                    debug_assert!(false, "arc {a}: no input arc or triangle gives its weight");
+                    Unpacked::Nothing
+                }
             }
-        }
+        });
     }
 }

@@ -653,7 +653,7 @@ impl City {
         if best >= INF_WEIGHT {
             return None;
         }
-        let (src, tgt) = q.endpoints(&self.cch, &metric.hierarchy)?;
+        let (src, tgt) = q.endpoints(&self.cch)?;
         // The seed the search used at the path's first node: the cheapest one there.
         let &(_, _, first_arc, first_from, start_at, start_extra) =
             seeds.iter().filter(|s| s.0 == src).min_by_key(|s| s.1)?;
