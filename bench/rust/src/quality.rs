@@ -146,7 +146,7 @@ fn plan(city: &City, a: [f64; 2], b: [f64; 2], mode: Mode) -> Option<Planned> {
             turn: s.kind == StepKind::Turn,
             stays: s.same_road && s.modifier.is_some_and(|m| m != "straight"),
             arrive: s.kind == StepKind::Arrive,
-            road: if s.name.is_empty() { s.r#ref } else { s.name },
+            road: s.road().to_string(),
             distance_m: s.distance_m,
         }));
     }

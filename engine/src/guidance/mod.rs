@@ -92,6 +92,15 @@ pub struct Step {
 }
 
 impl Step {
+    /// The road as the words name it: its name, else its ref ("" when it has neither).
+    pub fn road(&self) -> &str {
+        if self.name.is_empty() {
+            &self.r#ref
+        } else {
+            &self.name
+        }
+    }
+
     /// A step of no length at a point (a departure that goes nowhere, an arrival).
     fn standing(kind: StepKind, at: [f64; 2]) -> Step {
         Step {
@@ -445,20 +454,9 @@ impl City {
             };
             let exit = (kind == StepKind::Roundabout)
                 .then(|| roundabout::exit_number(self, pieces, seg, profile));
-            // A turn that keeps to the road of the step before, by the name the words give it
-            // (its name, else its ref), is a `Continue` with its direction, as OSRM words it
-            // ("Turn left to stay on …").
-            let label = |n: &str, r: &str| if n.is_empty() { r } else { n }.to_string();
-            let road = label(&name, &r#ref);
-            let same_road = matches!(kind, StepKind::Turn | StepKind::Continue)
-                && !road.is_empty()
-                && steps
-                    .last()
-                    .is_some_and(|p: &Step| label(&p.name, &p.r#ref) == road);
-            let kind = if same_road { StepKind::Continue } else { kind };
-            steps.push(Step {
+            let mut step = Step {
                 kind,
-                same_road,
+                same_road: false,
                 modifier,
                 location: geometry[0],
                 bearing_before,
@@ -478,7 +476,17 @@ impl City {
                 ferry: run.iter().any(|p| p.ferry),
                 arcs: run.iter().map(|p| p.arc).collect(),
                 geometry,
-            });
+            };
+            // A turn that keeps to the road of the step before, by the name the words give it,
+            // is a `Continue` with its direction, as OSRM words it ("Turn left to stay on …").
+            if matches!(kind, StepKind::Turn | StepKind::Continue)
+                && !step.road().is_empty()
+                && steps.last().is_some_and(|p: &Step| p.road() == step.road())
+            {
+                step.kind = StepKind::Continue;
+                step.same_road = true;
+            }
+            steps.push(step);
         }
         steps
     }

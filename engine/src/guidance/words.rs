@@ -51,10 +51,6 @@ fn ordinal_into(t: &mut String, n: u32) {
     t.push_str(suffix);
 }
 
-fn road(s: &Step) -> &str {
-    if s.name.is_empty() { &s.r#ref } else { &s.name }
-}
-
 /// The spec's maneuver type names.
 pub fn maneuver_type(kind: StepKind) -> &'static str {
     match kind {
@@ -106,7 +102,7 @@ fn phrase_into(t: &mut String, s: &Step, arrive: &str) {
         return;
     }
     action_into(t, s);
-    let r = road(s);
+    let r = s.road();
     if s.kind == StepKind::Roundabout || r.is_empty() {
         return;
     }
@@ -154,7 +150,7 @@ fn write_instruction(out: &mut Out, t: &mut String, s: &Step, arrive: &str) {
     if s.ferry && s.kind != StepKind::Arrive {
         // The spec's modes are cycling and walking: the words say it is a ferry.
         t.push_str("Take the ferry");
-        let r = road(s);
+        let r = s.road();
         if !r.is_empty() {
             t.push_str(" (");
             t.push_str(r);
@@ -371,7 +367,7 @@ fn banner_text(
 
 /// The primary (or `sub`) banner for the maneuver of step `s`.
 fn banner_for(out: &mut Out, t: &mut String, s: &Step, arrive: &str) {
-    let r = road(s);
+    let r = s.road();
     let named = s.kind != StepKind::Arrive && s.kind != StepKind::Roundabout && !r.is_empty();
     let text = if s.kind == StepKind::Arrive {
         arrive
@@ -434,7 +430,7 @@ fn write_step(
     key(out, "geometry");
     json::line(out, &s.geometry);
     key(out, "name");
-    json::string(out, road(s));
+    json::string(out, s.road());
     key(out, "mode");
     raw(
         out,
@@ -520,7 +516,7 @@ fn write_step(
             t.truncate(plain);
             if several && k == 0 && n.kind != StepKind::Arrive {
                 // "Continue on Park Row, then turn left onto …".
-                let r = road(s);
+                let r = s.road();
                 t.push_str(if r.is_empty() {
                     "Continue"
                 } else {
