@@ -97,7 +97,14 @@ impl Cch {
                 }
             }
         }
-        Cch::build(node_count, tails, heads, &post)
+        let mut cch = Cch::build(node_count, tails, heads, &post);
+        // Unpacking entries name input arcs below a flag bit.
+        assert!(
+            cch.input_cch_arc.len() < 1 << 31,
+            "more input arcs than unpacking entries can name"
+        );
+        cch.inputs_of = cch.inputs_by_arc();
+        cch
     }
 
     /// Elimination-tree children (CSR): (first, child ranks).
@@ -240,12 +247,6 @@ impl Cch {
             child: vec![],
             inputs_of: InputsByArc::default(),
         };
-        // Unpacking entries name input arcs below a flag bit.
-        assert!(
-            cch.input_cch_arc.len() < 1 << 31,
-            "more input arcs than unpacking entries can name"
-        );
-        cch.inputs_of = cch.inputs_by_arc();
         let (cf, c) = cch.children();
         cch.child_first = cf;
         cch.child = c;
