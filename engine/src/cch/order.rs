@@ -1,11 +1,15 @@
-//! Nested-dissection node order by inertial flow (Schild & Sommer 2015), the metric-independent
-//! first phase of the customizable contraction hierarchy.
+//! Nested-dissection orders, the metric-independent first phase of the customizable contraction
+//! hierarchy.
 //!
-//! A cell is cut by projecting its nodes on four directions; for each, the first and last quarter
-//! become source and sink, and a max flow with unit node capacities finds the smallest node
-//! separator between them (half the fill-in of taking one side of an edge cut). Separators get the
-//! highest ranks;
-//! both halves are ordered recursively (in parallel) and small cells by ascending degree.
+//! Turn graphs ([`turn_graph_order`], what the engine routes on) are ordered by edge cuts of the
+//! junction graph: inertial flow cutting (Gottesbüren, Hamann, Uhl & Wagner 2019) on cells of 50
+//! junctions and more, the quartile cut of inertial flow (Schild & Sommer 2015) below that.
+//!
+//! Node graphs ([`order_for`], the benchmark maps) are cut by projecting their nodes on four
+//! directions; for each, the first and last quarter become source and sink, and a max flow with unit
+//! node capacities finds the smallest node separator between them (half the fill-in of taking one
+//! side of an edge cut). Separators get the highest ranks; both halves are ordered recursively (in
+//! parallel) and small cells by ascending degree.
 
 use crate::graph::turns::TurnGraph;
 use crate::graph::{CityGraph, NodeId};
@@ -499,7 +503,7 @@ fn dissect_edges(cell: Cell, lines: &LineNodes, order: &mut Vec<u32>) {
         }
         return;
     }
-    let (left, right) = inertial_edge_cut(&cell);
+    let (left, right) = inertial_edge_cut(&cell, lines);
     if left.is_empty() || right.is_empty() {
         emit_all(&cell, order);
         return;
@@ -534,86 +538,312 @@ fn dissect_edges(cell: Cell, lines: &LineNodes, order: &mut Vec<u32>) {
     order.extend(separator);
 }
 
-/// The smallest edge cut over the four directions, ties broken by balance: (left, right) local ids.
-fn inertial_edge_cut(cell: &Cell) -> (Vec<u32>, Vec<u32>) {
+/// Share of a cell's junctions, from each end of the projection, that start as source and sink.
+const CUTTER_SEED: f64 = 0.05;
+/// Cuts with a smaller side under this share of the cell are not taken.
+const CUTTER_MIN_SIDE: f64 = 0.1;
+/// The cutter stops once both reachable sides hold this share of the cell.
+const CUTTER_STOP: f64 = 0.45;
+
+/// Cells of fewer junctions are cut between the first and last quarter along each direction
+/// instead of by the flow cutter.
+const CUTTER_MIN_CELL: usize = 50;
+
+/// The best edge cut of a cell over four projection directions: (left, right) local ids, an empty
+/// side when there is none. An edge's capacity is the number of routing nodes it carries (one for a
+/// one-way street), which is what cutting it adds to the separator.
+///
+/// Cells of `CUTTER_MIN_CELL` junctions and more are cut by inertial flow cutting (Gottesbüren,
+/// Hamann, Uhl & Wagner 2019: FlowCutter seeded and pierced in the order of a projection), taking
+/// the cut of lowest expansion (capacity cut per junction of the smaller side). Smaller cells take
+/// the smallest cut between the first and the last quarter of junctions along each direction (Schild
+/// & Sommer's inertial flow), ties broken by balance: the flow cutter's cuts of small cells gave
+/// fewer triangles but a customization 20 % slower on two threads (alternated runs on New York).
+fn inertial_edge_cut(cell: &Cell, lines: &LineNodes) -> (Vec<u32>, Vec<u32>) {
     const DIRECTIONS: [[f64; 2]; 4] = [[1.0, 0.0], [0.0, 1.0], [0.707, 0.707], [0.707, -0.707]];
-    let results: Vec<(usize, Vec<u32>, Vec<u32>)> = if cell.n() >= PARALLEL_SIZE {
+    let capacity: Vec<i32> = (0..cell.n() as u32)
+        .flat_map(|v| cell.neighbors(v).iter().map(move |&w| (v, w)))
+        .map(|(v, w)| {
+            let (gv, gw) = (cell.global[v as usize], cell.global[w as usize]);
+            lines.of(gv, gw).len().max(1) as i32
+        })
+        .collect();
+    let cut = |dir: &[f64; 2]| best_cut(cell, *dir, &capacity);
+    let cuts: Vec<Option<(f64, Vec<u32>)>> = if cell.n() < CUTTER_MIN_CELL {
+        vec![]
+    } else if cell.n() >= PARALLEL_SIZE {
         use rayon::prelude::*;
-        DIRECTIONS
-            .par_iter()
-            .map(|d| min_edge_cut(cell, *d))
-            .collect()
+        DIRECTIONS.par_iter().map(cut).collect()
     } else {
-        DIRECTIONS.iter().map(|d| min_edge_cut(cell, *d)).collect()
+        DIRECTIONS.iter().map(cut).collect()
     };
-    let best = results
+    let left = match cuts
         .into_iter()
-        .min_by_key(|(cut, l, r)| (*cut, l.len().abs_diff(r.len())))
-        .unwrap();
-    (best.1, best.2)
+        .flatten()
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+    {
+        Some((_, left)) => left,
+        // Small cells, and any cell where no cut had a side of CUTTER_MIN_SIDE.
+        None => DIRECTIONS
+            .iter()
+            .map(|d| quartile_edge_cut(cell, *d, &capacity))
+            .min_by_key(|(cut, l)| (*cut, l.len().abs_diff(cell.n() - l.len())))
+            .map(|(_, l)| l)
+            .unwrap(),
+    };
+    let mut is_left = vec![false; cell.n()];
+    for &v in &left {
+        is_left[v as usize] = true;
+    }
+    let right = (0..cell.n() as u32)
+        .filter(|&v| !is_left[v as usize])
+        .collect();
+    (left, right)
 }
 
-/// Minimum edge cut (unit capacities) between the first and the last `BALANCE` share of nodes along
-/// `dir`, by breadth-first augmenting paths; the left side is what the last search reached.
-fn min_edge_cut(cell: &Cell, dir: [f64; 2]) -> (usize, Vec<u32>, Vec<u32>) {
-    let n = cell.n();
-    let mut by_proj: Vec<u32> = (0..n as u32).collect();
-    let proj = |v: u32| cell.coords[v as usize][0] * dir[0] + cell.coords[v as usize][1] * dir[1];
-    by_proj.sort_by(|&a, &b| proj(a).total_cmp(&proj(b)));
-    let k = ((n as f64 * BALANCE) as usize).max(1);
-    let mut sink = vec![false; n];
-    for &v in &by_proj[n - k..] {
-        sink[v as usize] = true;
-    }
-    let rev = cell.reverse_entries();
-    // flow[i] ∈ {-1, 0, 1} on entry i (v → adj[i]); residual capacity 1 - flow[i].
-    let mut flow = vec![0i8; cell.adj.len()];
-    let mut parent = vec![u32::MAX; n];
-    let mut visited = vec![0u32; n];
-    let mut stamp = 0u32;
-    let mut queue = std::collections::VecDeque::new();
-    let mut cut = 0usize;
-    loop {
-        stamp += 1;
-        queue.clear();
-        for &v in &by_proj[..k] {
-            visited[v as usize] = stamp;
-            parent[v as usize] = u32::MAX;
-            queue.push_back(v);
+/// The minimum cut between the first and the last quarter of junctions along `dir`, by
+/// breadth-first augmenting paths: (cut capacity, the side the last search reached).
+fn quartile_edge_cut(cell: &Cell, dir: [f64; 2], capacity: &[i32]) -> (usize, Vec<u32>) {
+    let mut flow = FlowCutter::new(cell, dir, capacity, BALANCE);
+    flow.max_flow();
+    let left = (0..cell.n() as u32)
+        .filter(|&v| flow.reach[v as usize] == SOURCE)
+        .collect();
+    (flow.flow_value, left)
+}
+
+/// One direction's candidate of lowest expansion: (expansion, one side). The cutter runs twice,
+/// since keeping a copy of every improving side would cost a pass per piercing: once to find the
+/// best candidate's step, and again to stop there.
+fn best_cut(cell: &Cell, dir: [f64; 2], capacity: &[i32]) -> Option<(f64, Vec<u32>)> {
+    let (expansion, step, side) = FlowCutter::new(cell, dir, capacity, CUTTER_SEED).run(None)?;
+    let mut again = FlowCutter::new(cell, dir, capacity, CUTTER_SEED);
+    again.run(Some(step));
+    let left = (0..cell.n() as u32)
+        .filter(|&v| match side {
+            SOURCE => again.reach[v as usize] == SOURCE,
+            _ => again.reach[v as usize] != SINK,
+        })
+        .collect();
+    Some((expansion, left))
+}
+
+/// Which side of the flow a junction is on.
+const NONE: u8 = 0;
+const SOURCE: u8 = 1;
+const SINK: u8 = 2;
+
+/// One direction's flow cutter: sources grow from the front of the projection order and sinks from
+/// its back. After each max flow, the junctions the sources reach in the residual graph, and those
+/// that reach the sinks, each give a minimum cut; the smaller of the two sides is then pierced with
+/// its next junction in projection order, and the flow is augmented again if that opened a path.
+/// Every cut met on the way is a candidate.
+struct FlowCutter<'a> {
+    cell: &'a Cell,
+    capacity: &'a [i32],
+    reverse: Vec<u32>,
+    by_projection: Vec<u32>,
+    /// flow[i] on adjacency entry i (v → adj[i]), antisymmetric; residual capacity - flow.
+    flow: Vec<i32>,
+    flow_value: usize,
+    /// SOURCE or SINK for terminals.
+    terminal: Vec<u8>,
+    /// SOURCE: reached from the sources; SINK: reaches the sinks (both in the residual graph).
+    reach: Vec<u8>,
+    parent: Vec<u32>,
+    queue: Vec<u32>,
+    sizes: [usize; 2],
+    front: usize,
+    back: usize,
+}
+
+impl<'a> FlowCutter<'a> {
+    /// Sources and sinks start as the first and last `seed` share of junctions along `dir`.
+    fn new(cell: &'a Cell, dir: [f64; 2], capacity: &'a [i32], seed: f64) -> FlowCutter<'a> {
+        let n = cell.n();
+        let mut by_projection: Vec<u32> = (0..n as u32).collect();
+        let proj =
+            |v: u32| cell.coords[v as usize][0] * dir[0] + cell.coords[v as usize][1] * dir[1];
+        by_projection.sort_by(|&a, &b| proj(a).total_cmp(&proj(b)));
+        let seed = ((n as f64 * seed) as usize).max(1);
+        let mut terminal = vec![NONE; n];
+        for &v in &by_projection[..seed] {
+            terminal[v as usize] = SOURCE;
         }
-        let mut reached = None;
-        'bfs: while let Some(v) = queue.pop_front() {
-            for i in cell.first[v as usize]..cell.first[v as usize + 1] {
-                let w = cell.adj[i as usize];
-                if flow[i as usize] < 1 && visited[w as usize] != stamp {
-                    visited[w as usize] = stamp;
-                    parent[w as usize] = i;
-                    if sink[w as usize] {
-                        reached = Some(w);
-                        break 'bfs;
+        for &v in &by_projection[n - seed..] {
+            terminal[v as usize] = SINK;
+        }
+        FlowCutter {
+            cell,
+            capacity,
+            reverse: cell.reverse_entries(),
+            by_projection,
+            flow: vec![0; cell.adj.len()],
+            flow_value: 0,
+            terminal,
+            reach: vec![NONE; n],
+            parent: vec![u32::MAX; n],
+            queue: Vec::new(),
+            sizes: [0; 2],
+            front: seed,
+            back: n - seed,
+        }
+    }
+
+    /// Cuts until the sides meet, and returns the best candidate as (expansion, step, SOURCE or
+    /// SINK: which reachable set is its side); with `stop`, stops at that step, whose reachable sets
+    /// then describe the cut.
+    fn run(&mut self, stop: Option<usize>) -> Option<(f64, usize, u8)> {
+        let n = self.cell.n();
+        let min_side = (n as f64 * CUTTER_MIN_SIDE).ceil() as usize;
+        let mut best: Option<(f64, usize, u8)> = None;
+        let mut step = 0usize;
+        loop {
+            self.max_flow();
+            loop {
+                for side in [SOURCE, SINK] {
+                    let size = self.sizes[side as usize - 1];
+                    let smaller = size.min(n - size);
+                    let expansion = (self.flow_value as f64 + 1.0) / smaller.max(1) as f64;
+                    if smaller >= min_side && best.is_none_or(|b| expansion < b.0) {
+                        best = Some((expansion, step, side));
                     }
-                    queue.push_back(w);
+                }
+                if stop == Some(step) {
+                    return best;
+                }
+                step += 1;
+                let [s, t] = self.sizes;
+                if s.min(t) as f64 >= n as f64 * CUTTER_STOP {
+                    return best;
+                }
+                let side = if s <= t { SOURCE } else { SINK };
+                match self.pierce(side) {
+                    None => return best,
+                    Some(true) => break, // an augmenting path opened
+                    Some(false) => {}
                 }
             }
         }
-        let Some(mut t) = reached else { break };
-        cut += 1;
-        while parent[t as usize] != u32::MAX {
-            let i = parent[t as usize];
-            flow[i as usize] += 1;
-            flow[rev[i as usize] as usize] -= 1;
-            t = cell.adj[rev[i as usize] as usize];
-        }
     }
-    let (mut left, mut right) = (vec![], vec![]);
-    for v in 0..n as u32 {
-        if visited[v as usize] == stamp {
-            left.push(v);
-        } else {
-            right.push(v);
+
+    /// Adds the next junction in projection order, not yet on `side`, to its terminals and grows
+    /// the reachable set from it. Some(true) when that opened an augmenting path; None when the
+    /// order is used up.
+    fn pierce(&mut self, side: u8) -> Option<bool> {
+        let v = loop {
+            if self.front >= self.back {
+                return None;
+            }
+            let v = if side == SOURCE {
+                self.front += 1;
+                self.by_projection[self.front - 1]
+            } else {
+                self.back -= 1;
+                self.by_projection[self.back]
+            };
+            if self.reach[v as usize] != side {
+                break v;
+            }
+        };
+        self.terminal[v as usize] = side;
+        if self.reach[v as usize] != NONE {
+            return Some(true); // v was reached from the other side
         }
+        self.reach[v as usize] = side;
+        self.parent[v as usize] = u32::MAX;
+        self.queue.clear();
+        self.queue.push(v);
+        if self.grow(side).is_some() {
+            return Some(true);
+        }
+        self.sizes[side as usize - 1] += self.queue.len();
+        Some(false)
     }
-    (cut, left, right)
+
+    /// Breadth-first growth of `side`'s reachable set from the queue (already marked), over
+    /// residual capacity (forwards from sources, backwards into sinks). Returns a junction of the
+    /// other side met, its parent entry set.
+    fn grow(&mut self, side: u8) -> Option<u32> {
+        let cell = self.cell;
+        let mut head = 0;
+        while head < self.queue.len() {
+            let v = self.queue[head];
+            head += 1;
+            for i in cell.first[v as usize]..cell.first[v as usize + 1] {
+                let w = cell.adj[i as usize];
+                // The entry that carries flow in this side's direction: v → w, or w → v.
+                let e = if side == SOURCE {
+                    i
+                } else {
+                    self.reverse[i as usize]
+                };
+                if self.flow[e as usize] >= self.capacity[e as usize]
+                    || self.reach[w as usize] == side
+                {
+                    continue;
+                }
+                self.parent[w as usize] = e;
+                if self.reach[w as usize] != NONE {
+                    return Some(w);
+                }
+                self.reach[w as usize] = side;
+                self.queue.push(w);
+            }
+        }
+        None
+    }
+
+    /// Augments along breadth-first paths from the sources to the sinks until none is left, then
+    /// marks both reachable sets.
+    fn max_flow(&mut self) {
+        let cell = self.cell;
+        let n = cell.n();
+        loop {
+            self.reach.fill(NONE);
+            self.queue.clear();
+            for v in 0..n as u32 {
+                match self.terminal[v as usize] {
+                    SOURCE => {
+                        self.reach[v as usize] = SOURCE;
+                        self.parent[v as usize] = u32::MAX;
+                        self.queue.push(v);
+                    }
+                    SINK => self.reach[v as usize] = SINK,
+                    _ => {}
+                }
+            }
+            let Some(t) = self.grow(SOURCE) else { break };
+            // t is a sink terminal: the path back to a source along parent entries.
+            let tail = |e: u32| cell.adj[self.reverse[e as usize] as usize];
+            let mut bottleneck = i32::MAX;
+            let mut u = t;
+            while self.parent[u as usize] != u32::MAX {
+                let e = self.parent[u as usize];
+                bottleneck = bottleneck.min(self.capacity[e as usize] - self.flow[e as usize]);
+                u = tail(e);
+            }
+            let mut u = t;
+            while self.parent[u as usize] != u32::MAX {
+                let e = self.parent[u as usize];
+                self.flow[e as usize] += bottleneck;
+                self.flow[self.reverse[e as usize] as usize] -= bottleneck;
+                u = tail(e);
+            }
+            self.flow_value += bottleneck as usize;
+        }
+        self.sizes[0] = self.queue.len();
+        self.queue.clear();
+        for v in 0..n as u32 {
+            if self.terminal[v as usize] == SINK {
+                self.parent[v as usize] = u32::MAX;
+                self.queue.push(v);
+            }
+        }
+        let met = self.grow(SINK);
+        debug_assert!(met.is_none(), "no augmenting path is left");
+        self.sizes[1] = self.queue.len();
+    }
 }
 
 /// The CCH order of a turn graph's routing nodes: nested dissection of the junction graph by edge
@@ -644,6 +874,79 @@ pub fn turn_graph_order(turns: &TurnGraph, g: &CityGraph) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Three 10×10 grid towns of two-way streets side by side (A, B, C from west to east), joined
+    /// by the given streets between the towns' facing edges: (from town, row, two-way). Returns the
+    /// order of the line graph and the line nodes of the joining streets.
+    fn three_towns(joins: &[(u32, u32, bool)]) -> (Vec<u32>, Vec<u32>) {
+        let side = 10u32;
+        let id = |town: u32, x: u32, y: u32| town * side * side + y * side + x;
+        let mut coords = vec![[0.0; 2]; (3 * side * side) as usize];
+        let mut node_pair = vec![];
+        for town in 0..3 {
+            for y in 0..side {
+                for x in 0..side {
+                    coords[id(town, x, y) as usize] = [(town * (side + 1) + x) as f64, y as f64];
+                    let v = id(town, x, y);
+                    for w in [
+                        (x + 1 < side).then(|| id(town, x + 1, y)),
+                        (y + 1 < side).then(|| id(town, x, y + 1)),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    {
+                        node_pair.push((v, w));
+                        node_pair.push((v, w));
+                    }
+                }
+            }
+        }
+        let mut joining = vec![];
+        for &(town, row, two_way) in joins {
+            let (a, b) = (id(town, side - 1, row), id(town + 1, 0, row));
+            for _ in 0..if two_way { 2 } else { 1 } {
+                joining.push(node_pair.len() as u32);
+                node_pair.push((a, b));
+            }
+        }
+        let degree = vec![4; node_pair.len()];
+        let order = order_line_graph(coords.len(), &coords, &node_pair, &degree);
+        let mut seen = vec![false; node_pair.len()];
+        for &x in &order {
+            assert!(!seen[x as usize], "line node {x} ordered twice");
+            seen[x as usize] = true;
+        }
+        assert!(seen.iter().all(|&s| s), "every line node is ordered");
+        (order, joining)
+    }
+
+    #[test]
+    fn the_turn_graph_order_puts_the_bridge_between_towns_last() {
+        // A and B joined by one two-way street, B and C by three: the single street is the cheapest
+        // cut, at a balance of a third.
+        let (order, joining) =
+            three_towns(&[(0, 4, true), (1, 2, true), (1, 5, true), (1, 8, true)]);
+        let mut top: Vec<u32> = order[order.len() - 2..].to_vec();
+        top.sort_unstable();
+        assert_eq!(top, joining[..2]);
+    }
+
+    #[test]
+    fn the_turn_graph_order_cuts_one_way_streets_before_two_way_ones() {
+        // A and B joined by two two-way streets (four routing nodes), B and C by three one-way
+        // streets (three): counted by edges the first is the smaller cut, counted by the routing
+        // nodes the separator takes the second is.
+        let (order, joining) = three_towns(&[
+            (0, 3, true),
+            (0, 6, true),
+            (1, 2, false),
+            (1, 5, false),
+            (1, 8, false),
+        ]);
+        let mut top: Vec<u32> = order[order.len() - 3..].to_vec();
+        top.sort_unstable();
+        assert_eq!(top, joining[4..]);
+    }
 
     #[test]
     fn order_is_a_permutation_with_separator_last_on_a_grid() {
