@@ -12,14 +12,35 @@
 use crate::cch::{Cch, CustomizedMetric, INF_WEIGHT, PrunedGraph, Weight, add};
 use crate::graph::{ArcId, NodeId};
 
+/// Forward side (from the sources) and backward side (to the targets) in [`Label`]'s pairs.
+const FW: usize = 0;
+const BW: usize = 1;
+/// A label's predecessor when its node is not on that side's elimination-tree paths.
+const OFF_PATH: u32 = u32::MAX;
+/// A label's predecessor when its node is on that side's paths but not reached from below (seeds,
+/// and nodes no arc improved).
+const NO_PRED: u32 = u32::MAX - 1;
+
+/// One node's search state on both sides, in 16 bytes: a query touches a few hundred nodes spread
+/// over arrays of a quarter million, so the node's distances, predecessors and path marks share
+/// one cache line instead of six.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Label {
+    dist: [Weight; 2],
+    /// How `dist` was last improved: by a CCH arc, or on a pruned graph (`on_pruned`) from a
+    /// predecessor node, whose kept arc a path looks up in lists the search has just read (cheaper
+    /// than reading a stored tail per arc from a cold array). [`OFF_PATH`] or [`NO_PRED`] else.
+    pred: [u32; 2],
+}
+
+const UNTOUCHED: Label = Label {
+    dist: [INF_WEIGHT; 2],
+    pred: [OFF_PATH; 2],
+};
+
 pub struct CchQuery {
-    df: Vec<Weight>,
-    db: Vec<Weight>,
-    /// How df/db was last improved (`u32::MAX` at seeds): by a CCH arc, or on a pruned graph
-    /// (`on_pruned`) from a predecessor node, whose kept arc a path looks up in lists the search
-    /// has just read (cheaper than reading a stored tail per arc from a cold array).
-    pf: Vec<u32>,
-    pb: Vec<u32>,
+    labels: Vec<Label>,
     touched: Vec<u32>,
     sources: Vec<(u32, Weight)>,
     targets: Vec<(u32, Weight)>,
@@ -29,8 +50,6 @@ pub struct CchQuery {
     merged: Vec<u32>,
     best: Weight,
     meeting: u32,
-    in_f: Vec<bool>,
-    in_b: Vec<bool>,
     /// Whether the last search ran on the metric's pruned graph (what `pf`/`pb` name).
     on_pruned: bool,
 }
@@ -39,10 +58,7 @@ impl CchQuery {
     pub fn new(cch: &Cch) -> CchQuery {
         let n = cch.node_count();
         CchQuery {
-            df: vec![INF_WEIGHT; n],
-            db: vec![INF_WEIGHT; n],
-            pf: vec![u32::MAX; n],
-            pb: vec![u32::MAX; n],
+            labels: vec![UNTOUCHED; n],
             touched: Vec::with_capacity(1024),
             sources: Vec::new(),
             targets: Vec::new(),
@@ -51,8 +67,6 @@ impl CchQuery {
             merged: Vec::with_capacity(1024),
             best: INF_WEIGHT,
             meeting: u32::MAX,
-            in_f: vec![false; n],
-            in_b: vec![false; n],
             on_pruned: false,
         }
     }
@@ -60,13 +74,7 @@ impl CchQuery {
     /// Forgets the previous query: O(nodes it touched).
     pub fn reset(&mut self) -> &mut Self {
         for &r in &self.touched {
-            let r = r as usize;
-            self.df[r] = INF_WEIGHT;
-            self.db[r] = INF_WEIGHT;
-            self.pf[r] = u32::MAX;
-            self.pb[r] = u32::MAX;
-            self.in_f[r] = false;
-            self.in_b[r] = false;
+            self.labels[r as usize] = UNTOUCHED;
         }
         self.touched.clear();
         self.sources.clear();
@@ -93,7 +101,8 @@ impl CchQuery {
     fn collect_path(
         cch: &Cch,
         seeds: &[(u32, Weight)],
-        mark: &mut [bool],
+        labels: &mut [Label],
+        side: usize,
         touched: &mut Vec<u32>,
         out: &mut Vec<u32>,
         merged: &mut Vec<u32>,
@@ -102,8 +111,8 @@ impl CchQuery {
         let mut first = 0;
         for (i, &(s, _)) in seeds.iter().enumerate() {
             let mut x = s;
-            while x != u32::MAX && !mark[x as usize] {
-                mark[x as usize] = true;
+            while x != u32::MAX && labels[x as usize].pred[side] == OFF_PATH {
+                labels[x as usize].pred[side] = NO_PRED;
                 touched.push(x);
                 out.push(x);
                 x = cch.etree_parent[x as usize];
@@ -147,7 +156,8 @@ impl CchQuery {
         Self::collect_path(
             cch,
             &self.sources,
-            &mut self.in_f,
+            &mut self.labels,
+            FW,
             &mut self.touched,
             &mut fwd,
             &mut self.merged,
@@ -155,19 +165,20 @@ impl CchQuery {
         Self::collect_path(
             cch,
             &self.targets,
-            &mut self.in_b,
+            &mut self.labels,
+            BW,
             &mut self.touched,
             &mut bwd,
             &mut self.merged,
         );
         for &(s, d) in &self.sources {
-            if d < self.df[s as usize] {
-                self.df[s as usize] = d;
+            if d < self.labels[s as usize].dist[FW] {
+                self.labels[s as usize].dist[FW] = d;
             }
         }
         for &(t, d) in &self.targets {
-            if d < self.db[t as usize] {
-                self.db[t as usize] = d;
+            if d < self.labels[t as usize].dist[BW] {
+                self.labels[t as usize].dist[BW] = d;
             }
         }
         (fwd, bwd)
@@ -183,24 +194,10 @@ impl CchQuery {
                 self.meet(x);
             }
             if on_f {
-                relax_pruned(
-                    x,
-                    self.best,
-                    &mut self.df,
-                    &mut self.pf,
-                    &p.fw_first,
-                    &p.fw_arcs,
-                );
+                relax_pruned::<FW>(x, self.best, &mut self.labels, &p.fw_first, &p.fw_arcs);
             }
             if on_b {
-                relax_pruned(
-                    x,
-                    self.best,
-                    &mut self.db,
-                    &mut self.pb,
-                    &p.bw_first,
-                    &p.bw_arcs,
-                );
+                relax_pruned::<BW>(x, self.best, &mut self.labels, &p.bw_first, &p.bw_arcs);
             }
         }
         self.fwd_path = fwd;
@@ -224,29 +221,29 @@ impl CchQuery {
             let xu = x as usize;
             let (s, e) = (up_first[xu] as usize, up_first[xu + 1] as usize);
             if on_f {
-                let dx = self.df[xu];
+                let dx = self.labels[xu].dist[FW];
                 if dx < self.best {
                     for a in s..e {
-                        let y = up_head[a] as usize;
+                        let y = &mut self.labels[up_head[a] as usize];
                         // SAFETY: a < arc_count (asserted above).
                         let d = dx.saturating_add(unsafe { metric.fw.get_unchecked(a) });
-                        if d < self.df[y] {
-                            self.df[y] = d;
-                            self.pf[y] = a as u32;
+                        if d < y.dist[FW] {
+                            y.dist[FW] = d;
+                            y.pred[FW] = a as u32;
                         }
                     }
                 }
             }
             if on_b {
-                let dx = self.db[xu];
+                let dx = self.labels[xu].dist[BW];
                 if dx < self.best {
                     for a in s..e {
-                        let y = up_head[a] as usize;
+                        let y = &mut self.labels[up_head[a] as usize];
                         // SAFETY: as above.
                         let d = dx.saturating_add(unsafe { metric.bw.get_unchecked(a) });
-                        if d < self.db[y] {
-                            self.db[y] = d;
-                            self.pb[y] = a as u32;
+                        if d < y.dist[BW] {
+                            y.dist[BW] = d;
+                            y.pred[BW] = a as u32;
                         }
                     }
                 }
@@ -259,7 +256,8 @@ impl CchQuery {
 
     /// A node on both sides' paths: the best meeting point so far?
     fn meet(&mut self, x: NodeId) {
-        let d = add(self.df[x as usize], self.db[x as usize]);
+        let [f, b] = self.labels[x as usize].dist;
+        let d = add(f, b);
         if d < self.best {
             self.best = d;
             self.meeting = x;
@@ -288,12 +286,8 @@ impl CchQuery {
     /// The predecessor node of `y` on the forward (`fw`) or backward side (`None` at a seed).
     #[inline]
     fn pred_node(&self, cch: &Cch, y: u32, fw: bool) -> Option<u32> {
-        let a = if fw {
-            self.pf[y as usize]
-        } else {
-            self.pb[y as usize]
-        };
-        if a == u32::MAX {
+        let a = self.labels[y as usize].pred[if fw { FW } else { BW }];
+        if a >= NO_PRED {
             None
         } else if self.on_pruned {
             Some(a)
@@ -313,14 +307,7 @@ impl CchQuery {
                 p.find(x, y, fw)
                     .expect("the arc the search relaxed is kept"),
             ),
-            None => (
-                x,
-                if fw {
-                    self.pf[y as usize]
-                } else {
-                    self.pb[y as usize]
-                },
-            ),
+            None => (x, self.labels[y as usize].pred[if fw { FW } else { BW }]),
         })
     }
 
@@ -397,25 +384,25 @@ fn merged<'a>(
 
 /// Relaxes one search side's kept arcs out of `x` (skipped once `x` cannot beat the best meeting).
 #[inline(always)]
-fn relax_pruned(
+fn relax_pruned<const SIDE: usize>(
     x: u32,
     best: Weight,
-    dist: &mut [Weight],
-    pred: &mut [u32],
+    labels: &mut [Label],
     first: &[u32],
     arcs: &[[u32; 2]],
 ) {
     let xu = x as usize;
-    let dx = dist[xu];
+    let dx = labels[xu].dist[SIDE];
     if dx >= best {
         return;
     }
     let (s, e) = (first[xu] as usize, first[xu + 1] as usize);
     for &[y, w] in &arcs[s..e] {
         let d = dx + w;
-        if d < dist[y as usize] {
-            dist[y as usize] = d;
-            pred[y as usize] = x;
+        let y = &mut labels[y as usize];
+        if d < y.dist[SIDE] {
+            y.dist[SIDE] = d;
+            y.pred[SIDE] = x;
         }
     }
 }
