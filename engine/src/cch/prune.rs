@@ -19,38 +19,41 @@ use super::{Cch, CustomizedMetric, INF_WEIGHT, PARALLEL_NODES, SCRATCH, Weight, 
 /// A kept arc's tail is not stored: a search on this graph records each node's predecessor node,
 /// and a path's few dozen arcs are looked up in lists the search has just read.
 pub struct PrunedGraph {
-    pub fw_first: Vec<u32>,
+    /// Where each node's kept arcs start, `[fw, bw]` (node `x`'s end at `x + 1`): both sides'
+    /// bounds of a node in one place, since a query reads them for a few hundred scattered nodes.
+    pub first: Vec<[u32; 2]>,
     /// (head rank, weight) of each kept arc.
     pub fw_arcs: Vec<[u32; 2]>,
     /// Unpacking entry of each kept arc: `[INPUT_BIT | input, _]` or `[bw arc, fw arc]`.
     pub fw_unpack: Vec<[u32; 2]>,
-    pub bw_first: Vec<u32>,
     pub bw_arcs: Vec<[u32; 2]>,
     pub bw_unpack: Vec<[u32; 2]>,
 }
 
 impl PrunedGraph {
     pub fn memory_bytes(&self) -> usize {
-        4 * (self.fw_first.len()
-            + 2 * self.fw_arcs.len()
-            + self.bw_first.len()
-            + 2 * self.bw_arcs.len())
+        4 * (2 * self.first.len() + 2 * self.fw_arcs.len() + 2 * self.bw_arcs.len())
             + self.unpacking_bytes()
     }
 
     /// The kept arc `(x, y)` of the `fw` or the `bw` list (lists are sorted by head).
     #[inline]
     pub fn find(&self, x: u32, y: u32, fw: bool) -> Option<u32> {
-        let (first, arcs) = if fw {
-            (&self.fw_first, &self.fw_arcs)
-        } else {
-            (&self.bw_first, &self.bw_arcs)
-        };
-        let (s, e) = (first[x as usize] as usize, first[x as usize + 1] as usize);
+        let arcs = if fw { &self.fw_arcs } else { &self.bw_arcs };
+        let (s, e) = self.range(x, usize::from(!fw));
         arcs[s..e]
             .binary_search_by_key(&y, |a| a[0])
             .ok()
             .map(|i| (s + i) as u32)
+    }
+
+    /// Node `x`'s kept arcs on side 0 (fw) or 1 (bw): a range of that side's arc lists.
+    #[inline(always)]
+    pub fn range(&self, x: u32, side: usize) -> (usize, usize) {
+        (
+            self.first[x as usize][side] as usize,
+            self.first[x as usize + 1][side] as usize,
+        )
     }
 
     /// The part of [`Self::memory_bytes`] held by unpacking entries.
@@ -96,14 +99,18 @@ impl Cch {
         };
         let (fw_first, fw_arcs, fw_cch) = build(&basic_fw, &pf);
         let (bw_first, bw_arcs, bw_cch) = build(&basic_bw, &pb);
+        let first = fw_first
+            .into_iter()
+            .zip(bw_first)
+            .map(|(f, b)| [f, b])
+            .collect();
         drop((pf, pb));
         let (fw_unpack, bw_unpack) =
             self.unpacking_entries(metric, &basic_fw, &basic_bw, &fw_cch, &bw_cch);
         PrunedGraph {
-            fw_first,
+            first,
             fw_arcs,
             fw_unpack,
-            bw_first,
             bw_arcs,
             bw_unpack,
         }

@@ -194,10 +194,10 @@ impl CchQuery {
                 self.meet(x);
             }
             if on_f {
-                relax_pruned::<FW>(x, self.best, &mut self.labels, &p.fw_first, &p.fw_arcs);
+                relax_pruned::<FW>(x, self.best, &mut self.labels, p, &p.fw_arcs);
             }
             if on_b {
-                relax_pruned::<BW>(x, self.best, &mut self.labels, &p.bw_first, &p.bw_arcs);
+                relax_pruned::<BW>(x, self.best, &mut self.labels, p, &p.bw_arcs);
             }
         }
         self.fwd_path = fwd;
@@ -388,7 +388,7 @@ fn relax_pruned<const SIDE: usize>(
     x: u32,
     best: Weight,
     labels: &mut [Label],
-    first: &[u32],
+    p: &PrunedGraph,
     arcs: &[[u32; 2]],
 ) {
     let xu = x as usize;
@@ -396,7 +396,7 @@ fn relax_pruned<const SIDE: usize>(
     if dx >= best {
         return;
     }
-    let (s, e) = (first[xu] as usize, first[xu + 1] as usize);
+    let (s, e) = p.range(x, SIDE);
     for &[y, w] in &arcs[s..e] {
         let d = dx + w;
         let y = &mut labels[y as usize];
