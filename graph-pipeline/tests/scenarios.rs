@@ -522,7 +522,9 @@ fn main() {
     } else {
         vec![]
     };
-    let _ = std::fs::remove_dir_all(&tmp);
+    if std::env::var_os("QW_KEEP_SCENARIOS").is_none() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
 
     println!("\nscenarios: {} rows in {} files", seen.len(), files.len());
     println!("  passed            {passed}");

@@ -480,6 +480,7 @@ impl City {
                             let d = (g.arc_bearing_end(b) as i32 - g.arc_bearing_start(a) as i32)
                                 .rem_euclid(360);
                             (d - 180).abs() < 180 - crate::guidance::passes::UTURN_DEG as i32
+                                || self.reverses_at(p[k - 1].arc, b)
                         } else {
                             turn_angle(g, a, b).abs() > TURN_BACK_RIDDEN_DEG
                         };
@@ -511,6 +512,24 @@ impl City {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Whether riding from arc `a` onto arc `b` (which starts where `a` ends) turns back at their
+    /// junction as the guidance reads it: headings over 15 m of road on each side, more than
+    /// [`crate::guidance::passes::UTURN_DEG`] apart. A connecting piece of a path ridden one way
+    /// and then left for the parallel path the other way is a U-turn there, even where the pieces'
+    /// far ends, which the turn-back test compares first, bend it under the threshold.
+    fn reverses_at(&self, a: ArcId, b: ArcId) -> bool {
+        use crate::guidance::geometry::Plane;
+        let g = &self.graph;
+        let (mut pa, mut pb) = (Vec::new(), Vec::new());
+        g.arc_geometry(a, &mut pa);
+        g.arc_geometry(b, &mut pb);
+        let Some(&at) = pb.first() else { return false };
+        let plane = Plane::at(at[1]);
+        let angle =
+            crate::guidance::geometry::turn_angle(plane.end_bearing(&pa), plane.start_bearing(&pb));
+        angle.abs() > crate::guidance::passes::UTURN_DEG
     }
 
     /// Metres ridden on a leg.
