@@ -1,6 +1,7 @@
 //! Point-to-point queries on a customized CCH by elimination-tree search: both sides walk up the
 //! elimination tree from their seeds in rank order, relaxing upward arcs, with no priority queue.
-//! Each thread owns a [`CchQuery`] whose arrays are reset lazily (only what the last query touched).
+//! Each thread owns a [`CchQuery`] whose labels are reset lazily: a label stamped by an earlier query
+//! counts as untouched, so starting a query writes nothing.
 //!
 //! ```ignore
 //! let mut q = CchQuery::new(&cch);
@@ -41,7 +42,10 @@ const UNTOUCHED: Label = Label {
 
 pub struct CchQuery {
     labels: Vec<Label>,
-    touched: Vec<u32>,
+    /// The query each label was last written for (`now` is this one's): an older stamp reads as
+    /// [`UNTOUCHED`], so a new query does not reset the last one's labels (cold lines by then).
+    stamp: Vec<u32>,
+    now: u32,
     sources: Vec<(u32, Weight)>,
     targets: Vec<(u32, Weight)>,
     fwd_path: Vec<u32>,
@@ -59,7 +63,8 @@ impl CchQuery {
         let n = cch.node_count();
         CchQuery {
             labels: vec![UNTOUCHED; n],
-            touched: Vec::with_capacity(1024),
+            stamp: vec![0; n],
+            now: 1,
             sources: Vec::new(),
             targets: Vec::new(),
             fwd_path: Vec::with_capacity(1024),
@@ -71,12 +76,14 @@ impl CchQuery {
         }
     }
 
-    /// Forgets the previous query: O(nodes it touched).
+    /// Forgets the previous query: O(1), its labels are left to read as untouched.
     pub fn reset(&mut self) -> &mut Self {
-        for &r in &self.touched {
-            self.labels[r as usize] = UNTOUCHED;
+        self.now = self.now.wrapping_add(1);
+        if self.now == 0 {
+            // Once in four billion queries: no stamp may match the new one.
+            self.stamp.fill(0);
+            self.now = 1;
         }
-        self.touched.clear();
         self.sources.clear();
         self.targets.clear();
         self.best = INF_WEIGHT;
@@ -103,7 +110,7 @@ impl CchQuery {
         seeds: &[(u32, Weight)],
         labels: &mut [Label],
         side: usize,
-        touched: &mut Vec<u32>,
+        (stamp, now): (&mut [u32], u32),
         out: &mut Vec<u32>,
         merged: &mut Vec<u32>,
     ) {
@@ -111,9 +118,15 @@ impl CchQuery {
         let mut first = 0;
         for (i, &(s, _)) in seeds.iter().enumerate() {
             let mut x = s;
-            while x != u32::MAX && labels[x as usize].pred[side] == OFF_PATH {
-                labels[x as usize].pred[side] = NO_PRED;
-                touched.push(x);
+            while x != u32::MAX {
+                let xu = x as usize;
+                if stamp[xu] != now {
+                    stamp[xu] = now;
+                    labels[xu] = UNTOUCHED;
+                } else if labels[xu].pred[side] != OFF_PATH {
+                    break;
+                }
+                labels[xu].pred[side] = NO_PRED;
                 out.push(x);
                 x = cch.etree_parent[x as usize];
             }
@@ -158,7 +171,7 @@ impl CchQuery {
             &self.sources,
             &mut self.labels,
             FW,
-            &mut self.touched,
+            (&mut self.stamp, self.now),
             &mut fwd,
             &mut self.merged,
         );
@@ -167,7 +180,7 @@ impl CchQuery {
             &self.targets,
             &mut self.labels,
             BW,
-            &mut self.touched,
+            (&mut self.stamp, self.now),
             &mut bwd,
             &mut self.merged,
         );
