@@ -394,7 +394,14 @@ fn customize_all(
                 }
             }
             let hierarchy = cch.customize(&turn_weights);
-            hierarchy.prepare_queries(cch);
+            // Walking never changes live (reports and avoidances are for cycling), so it keeps
+            // only what queries read.
+            let hierarchy = if kind.is_cycling() {
+                hierarchy.prepare_queries(cch);
+                hierarchy
+            } else {
+                hierarchy.query_only(cch)
+            };
             Arc::new(CityMetric {
                 arc_weights,
                 hierarchy,
