@@ -35,7 +35,16 @@ fn seed() -> u64 {
 /// Checks each pair on the metric as it is and on a copy with the pruned query graph (or on the
 /// full hierarchy, if the metric already has its pruned graph). One Dijkstra serves several
 /// targets of a source.
+/// A query-only metric (walking's: no shortcut weights) is checked through a full customization of
+/// its input weights, and answers each pair on its own pruned graph too.
 fn check_metric(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &str, pairs: usize) {
+    let full;
+    let (metric, query_only) = if metric.has_shortcut_weights() {
+        (metric, None)
+    } else {
+        full = city.cch.customize(&metric.input_weights);
+        (&full, Some(metric))
+    };
     city.cch
         .check_triangles(metric)
         .unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -54,6 +63,9 @@ fn check_metric(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &s
             let t = rng.below(n) as u32;
             check_query(city, metric, &mut q, s, t, dist[t as usize], label);
             check_query(city, &other, &mut q, s, t, dist[t as usize], &other_label);
+            if let Some(m) = query_only {
+                check_query(city, m, &mut q, s, t, dist[t as usize], label);
+            }
         }
     }
 }
