@@ -568,7 +568,12 @@ fn inertial_edge_cut(cell: &Cell, lines: &LineNodes) -> (Vec<u32>, Vec<u32>) {
             lines.of(gv, gw).len().max(1) as i32
         })
         .collect();
-    let cut = |dir: &[f64; 2]| best_cut(cell, *dir, &capacity);
+    // Each entry's reverse, found once for the cell's four directions and both runs of each.
+    let edges = CellEdges {
+        capacity,
+        reverse: cell.reverse_entries(),
+    };
+    let cut = |dir: &[f64; 2]| best_cut(cell, *dir, &edges);
     let cuts: Vec<Option<(f64, Vec<u32>)>> = if cell.n() < CUTTER_MIN_CELL {
         vec![]
     } else if cell.n() >= PARALLEL_SIZE {
@@ -586,7 +591,7 @@ fn inertial_edge_cut(cell: &Cell, lines: &LineNodes) -> (Vec<u32>, Vec<u32>) {
         // Small cells, and any cell where no cut had a side of CUTTER_MIN_SIDE.
         None => DIRECTIONS
             .iter()
-            .map(|d| quartile_edge_cut(cell, *d, &capacity))
+            .map(|d| quartile_edge_cut(cell, *d, &edges))
             .min_by_key(|(cut, l)| (*cut, l.len().abs_diff(cell.n() - l.len())))
             .map(|(_, l)| l)
             .unwrap(),
@@ -603,8 +608,8 @@ fn inertial_edge_cut(cell: &Cell, lines: &LineNodes) -> (Vec<u32>, Vec<u32>) {
 
 /// The minimum cut between the first and the last quarter of junctions along `dir`, by
 /// breadth-first augmenting paths: (cut capacity, the side the last search reached).
-fn quartile_edge_cut(cell: &Cell, dir: [f64; 2], capacity: &[i32]) -> (usize, Vec<u32>) {
-    let mut flow = FlowCutter::new(cell, dir, capacity, BALANCE);
+fn quartile_edge_cut(cell: &Cell, dir: [f64; 2], edges: &CellEdges) -> (usize, Vec<u32>) {
+    let mut flow = FlowCutter::new(cell, dir, edges, BALANCE);
     flow.max_flow();
     let left = (0..cell.n() as u32)
         .filter(|&v| flow.reach[v as usize] == SOURCE)
@@ -615,9 +620,9 @@ fn quartile_edge_cut(cell: &Cell, dir: [f64; 2], capacity: &[i32]) -> (usize, Ve
 /// One direction's candidate of lowest expansion: (expansion, one side). The cutter runs twice,
 /// since keeping a copy of every improving side would cost a pass per piercing: once to find the
 /// best candidate's step, and again to stop there.
-fn best_cut(cell: &Cell, dir: [f64; 2], capacity: &[i32]) -> Option<(f64, Vec<u32>)> {
-    let (expansion, step, side) = FlowCutter::new(cell, dir, capacity, CUTTER_SEED).run(None)?;
-    let mut again = FlowCutter::new(cell, dir, capacity, CUTTER_SEED);
+fn best_cut(cell: &Cell, dir: [f64; 2], edges: &CellEdges) -> Option<(f64, Vec<u32>)> {
+    let (expansion, step, side) = FlowCutter::new(cell, dir, edges, CUTTER_SEED).run(None)?;
+    let mut again = FlowCutter::new(cell, dir, edges, CUTTER_SEED);
     again.run(Some(step));
     let left = (0..cell.n() as u32)
         .filter(|&v| match side {
@@ -626,6 +631,13 @@ fn best_cut(cell: &Cell, dir: [f64; 2], capacity: &[i32]) -> Option<(f64, Vec<u3
         })
         .collect();
     Some((expansion, left))
+}
+
+/// A cell's adjacency entries as flow arcs: each one's capacity (the routing nodes of its edge)
+/// and its reverse entry.
+struct CellEdges {
+    capacity: Vec<i32>,
+    reverse: Vec<u32>,
 }
 
 /// Which side of the flow a junction is on.
@@ -641,7 +653,7 @@ const SINK: u8 = 2;
 struct FlowCutter<'a> {
     cell: &'a Cell,
     capacity: &'a [i32],
-    reverse: Vec<u32>,
+    reverse: &'a [u32],
     by_projection: Vec<u32>,
     /// flow[i] on adjacency entry i (v → adj[i]), antisymmetric; residual capacity - flow.
     flow: Vec<i32>,
@@ -659,7 +671,7 @@ struct FlowCutter<'a> {
 
 impl<'a> FlowCutter<'a> {
     /// Sources and sinks start as the first and last `seed` share of junctions along `dir`.
-    fn new(cell: &'a Cell, dir: [f64; 2], capacity: &'a [i32], seed: f64) -> FlowCutter<'a> {
+    fn new(cell: &'a Cell, dir: [f64; 2], edges: &'a CellEdges, seed: f64) -> FlowCutter<'a> {
         let n = cell.n();
         let mut by_projection: Vec<u32> = (0..n as u32).collect();
         let proj =
@@ -675,8 +687,8 @@ impl<'a> FlowCutter<'a> {
         }
         FlowCutter {
             cell,
-            capacity,
-            reverse: cell.reverse_entries(),
+            capacity: &edges.capacity,
+            reverse: &edges.reverse,
             by_projection,
             flow: vec![0; cell.adj.len()],
             flow_value: 0,
