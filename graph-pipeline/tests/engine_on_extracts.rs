@@ -42,7 +42,7 @@ fn check_metric(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &s
     let (metric, query_only) = if metric.has_shortcut_weights() {
         (metric, None)
     } else {
-        full = city.cch.customize(&metric.input_weights);
+        full = city.cch.customize(&metric.input_weights.to_vec());
         (&full, Some(metric))
     };
     city.cch
@@ -58,7 +58,7 @@ fn check_metric(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &s
     const TARGETS_PER_SOURCE: usize = 5;
     for _ in 0..pairs.div_ceil(TARGETS_PER_SOURCE) {
         let s = rng.below(n) as u32;
-        let dist = reference(city, &metric.input_weights, &[(s, 0)]);
+        let dist = reference(city, &metric.input_weights.to_vec(), &[(s, 0)]);
         for _ in 0..TARGETS_PER_SOURCE {
             let t = rng.below(n) as u32;
             check_query(city, metric, &mut q, s, t, dist[t as usize], label);
@@ -264,7 +264,7 @@ fn routes_between_snapped_points_are_shortest() {
                         }
                         let start =
                             part(w[arc as usize], 1.0 - f) + extra(arc, a.distance_m - near_a);
-                        let dist = reference(&city, &metric.input_weights, &[(arc, start)]);
+                        let dist = reference(&city, &metric.input_weights.to_vec(), &[(arc, start)]);
                         for (arc, f) in [(2 * eb, b.t), (2 * eb + 1, 1.0 - b.t)] {
                             let wa = w[arc as usize];
                             if wa >= INF_WEIGHT {

@@ -62,7 +62,7 @@ fn main() {
         let mut d = quietway_engine::dijkstra::Dijkstra::new(n);
         d.run(
             &adj,
-            &m.input_weights,
+            &m.input_weights.to_vec(),
             &[(2 * a.edge, 0), (2 * a.edge + 1, 0)],
             quietway_engine::cch::INF_WEIGHT,
             |_, _| false,

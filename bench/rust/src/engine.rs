@@ -251,6 +251,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
     let mut found = 0;
     let mut mismatches = 0;
     let mut d = Dijkstra::new(n);
+    let input_weights = metric.input_weights.to_vec();
     let turn_adjacency = Adjacency::new(n, &city.turns.turn_from, &city.turns.turn_to);
     // The same pairs in several rounds: the gate's ratios take each measure's best round (the
     // one least disturbed by whatever else the machine runs), so a slow spell during one pass
@@ -293,7 +294,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
                 let c = Instant::now();
                 d.run(
                     &turn_adjacency,
-                    &metric.input_weights,
+                    &input_weights,
                     &[(s, 0)],
                     INF_WEIGHT,
                     |v, _| v == t,
@@ -325,7 +326,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         },
     });
     // Full customization.
-    let weights = metric.input_weights.clone();
+    let weights = metric.input_weights.to_vec();
     let (mut custom, mut prune) = (vec![], vec![]);
     for _ in 0..if pairs > 2000 { 15 } else { 5 } {
         let t = Instant::now();

@@ -56,6 +56,11 @@ impl<T: Copy + Send + Sync> CowVec<T> {
         Arc::make_mut(chunk)[i & MASK] = v;
     }
 
+    /// The elements in order.
+    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        self.chunks.iter().flat_map(|c| c.iter())
+    }
+
     pub fn to_vec(&self) -> Vec<T> {
         let mut out = Vec::with_capacity(self.len);
         for c in &self.chunks {

@@ -58,7 +58,7 @@ impl Cch {
         CustomizedMetric {
             fw,
             bw,
-            input_weights: input_weights.to_vec(),
+            input_weights: CowVec::from_slice(input_weights),
             pruned: std::sync::OnceLock::new(),
             uses: Default::default(),
         }
@@ -206,7 +206,7 @@ impl Cch {
         let mut modified = vec![0u64; words];
         let mut first = usize::MAX;
         for &(input, w) in changes {
-            metric.input_weights[input as usize] = w;
+            metric.input_weights.set(input as usize, w);
             let a = self.input_cch_arc[input as usize];
             if a != u32::MAX {
                 set(&mut pending, a);
@@ -350,8 +350,9 @@ unsafe impl Send for RawMetric {}
 pub struct CustomizedMetric {
     pub fw: CowVec<Weight>,
     pub bw: CowVec<Weight>,
-    /// The input weights this metric was customized with.
-    pub input_weights: Vec<Weight>,
+    /// The input weights this metric was customized with (shared chunks like the shortcut weights:
+    /// a copy made for a live change costs the chunks the change writes, not 5 MB on New York).
+    pub input_weights: CowVec<Weight>,
     /// The pruned query graph, once [`Cch::prune`] has run for these weights; queries use it when
     /// present and the full hierarchy until then (a fresh metric is routable at once).
     pub pruned: std::sync::OnceLock<PrunedGraph>,

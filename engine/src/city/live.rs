@@ -26,7 +26,7 @@ impl City {
         let old = self.state.read().unwrap().base[kind as usize].clone();
         let m = Arc::new(CityMetric {
             arc_weights: old.arc_weights.clone(),
-            hierarchy: self.cch.customize(&old.input_weights),
+            hierarchy: self.cch.customize(&old.input_weights.to_vec()),
         });
         self.state.write().unwrap().base[kind as usize] = m;
     }
