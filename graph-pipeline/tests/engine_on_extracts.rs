@@ -139,6 +139,41 @@ fn every_extract_every_metric_matches_dijkstra() {
         });
 }
 
+/// A partial customization of many turns runs in parallel tasks over the elimination tree; on a
+/// real hierarchy its weights equal a full customization's, round after round.
+#[test]
+fn partial_customization_in_tasks_equals_full_on_an_extract() {
+    let seed = seed();
+    eprintln!("partial customization seed {seed}");
+    let mut rng = Rng(seed ^ 0x7a5c);
+    let city = lower_manhattan();
+    let mut metric = city
+        .metric(MetricKind::SuperSafeDay, None)
+        .hierarchy
+        .clone();
+    let inputs = metric.input_weights.len() as u64;
+    for round in 0..6 {
+        let changes: Vec<(u32, Weight)> = (0..100 + rng.below(200))
+            .map(|_| {
+                let a = rng.below(inputs) as u32;
+                let w = metric.input_weights[a as usize];
+                let w = match rng.below(3) {
+                    0 => INF_WEIGHT,
+                    1 => w.saturating_mul(3).min(INF_WEIGHT - 1),
+                    _ => w / 2,
+                };
+                (a, w)
+            })
+            .collect();
+        city.cch.update(&mut metric, &changes);
+        let full = city.cch.customize(&metric.input_weights.to_vec());
+        assert!(
+            metric.fw == full.fw && metric.bw == full.bw,
+            "seed {seed} round {round}: partial and full customization differ"
+        );
+    }
+}
+
 #[test]
 fn avoidances_change_cycling_metrics_only_and_match_dijkstra() {
     let seed = seed();
@@ -264,7 +299,8 @@ fn routes_between_snapped_points_are_shortest() {
                         }
                         let start =
                             part(w[arc as usize], 1.0 - f) + extra(arc, a.distance_m - near_a);
-                        let dist = reference(&city, &metric.input_weights.to_vec(), &[(arc, start)]);
+                        let dist =
+                            reference(&city, &metric.input_weights.to_vec(), &[(arc, start)]);
                         for (arc, f) in [(2 * eb, b.t), (2 * eb + 1, 1.0 - b.t)] {
                             let wa = w[arc as usize];
                             if wa >= INF_WEIGHT {

@@ -85,6 +85,73 @@ impl<T: Copy + Send + Sync> CowVec<T> {
     }
 }
 
+impl<T: Copy + Send + Sync> CowVec<T> {
+    /// A view through which several threads write disjoint elements (a partial customization's
+    /// tasks, each over its own range of arcs). `shared_chunks` are the chunks that more than one
+    /// task may write (those holding the ends of the tasks' ranges): they are unshared here, and
+    /// written directly; every other chunk is copied on first write by the one task whose range
+    /// holds it.
+    pub fn writer(&mut self, shared_chunks: &[usize]) -> CowWriter<'_, T> {
+        let mut direct = vec![std::ptr::null_mut(); self.chunks.len()];
+        for &c in shared_chunks {
+            direct[c] = Arc::make_mut(&mut self.chunks[c]).as_mut_ptr();
+        }
+        CowWriter {
+            chunks: self.chunks.as_mut_ptr(),
+            direct,
+            _vec: std::marker::PhantomData,
+        }
+    }
+
+    /// The chunk holding element `i`.
+    pub fn chunk_of(i: usize) -> usize {
+        i >> CHUNK_BITS
+    }
+}
+
+/// See [`CowVec::writer`].
+pub struct CowWriter<'a, T> {
+    chunks: *mut Arc<[T]>,
+    /// Per chunk: its elements, if several tasks write it (already unshared), else null.
+    direct: Vec<*mut T>,
+    _vec: std::marker::PhantomData<&'a mut CowVec<T>>,
+}
+
+// SAFETY: see the contracts of `get` and `set`.
+unsafe impl<T: Send + Sync> Sync for CowWriter<'_, T> {}
+unsafe impl<T: Send + Sync> Send for CowWriter<'_, T> {}
+
+impl<T: Copy + Send + Sync> CowWriter<'_, T> {
+    /// # Safety
+    /// `i` is in bounds, and no other thread writes element `i` meanwhile, nor (unless its chunk
+    /// was named shared) any element of its chunk.
+    #[inline(always)]
+    pub unsafe fn get(&self, i: usize) -> T {
+        // Through raw pointers only: another thread may be writing another element of a shared
+        // chunk.
+        unsafe {
+            let chunk = Arc::as_ptr(&*self.chunks.add(i >> CHUNK_BITS)) as *const T;
+            chunk.add(i & MASK).read()
+        }
+    }
+
+    /// # Safety
+    /// `i` is in bounds; only this thread reads or writes element `i` meanwhile, and if its chunk
+    /// was not named shared, only this thread touches the chunk.
+    #[inline(always)]
+    pub unsafe fn set(&self, i: usize, v: T) {
+        let c = i >> CHUNK_BITS;
+        unsafe {
+            let p = *self.direct.get_unchecked(c);
+            if p.is_null() {
+                Arc::make_mut(&mut *self.chunks.add(c))[i & MASK] = v;
+            } else {
+                *p.add(i & MASK) = v;
+            }
+        }
+    }
+}
+
 impl<T> std::ops::Index<usize> for CowVec<T> {
     type Output = T;
     #[inline(always)]

@@ -153,10 +153,16 @@ fn partial_customization_equals_full_customization() {
             for &(a, w) in &changes {
                 weights[a as usize] = w;
             }
+            // The same changes in parallel tasks, the subtrees split finely.
+            let mut tasks = metric.clone();
+            let split = 1 + rng.below(40) as u32;
+            cch.update_in_tasks(&mut tasks, &changes, Some(split));
             cch.update(&mut metric, &changes);
             let full = cch.customize(&weights);
             assert_eq!(metric.fw, full.fw, "seed {seed} round {round}");
             assert_eq!(metric.bw, full.bw, "seed {seed} round {round}");
+            assert_eq!(tasks.fw, full.fw, "seed {seed} round {round} split {split}");
+            assert_eq!(tasks.bw, full.bw, "seed {seed} round {round} split {split}");
             cch.check(Some(&metric)).unwrap();
             // Paths unpack on the updated metric: by search on the full hierarchy (no entries are
             // stored), then from the entries of its pruned graph.
