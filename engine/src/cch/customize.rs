@@ -8,25 +8,20 @@ use crate::graph::ArcId;
 
 impl Cch {
     /// Basic customization: input weights (one per input arc, INF = impassable) → shortcut weights.
-    /// Independent elimination subtrees are customized in parallel.
+    /// Independent elimination subtrees are customized in parallel. Each arc starts from its input
+    /// arcs' weights when its lower endpoint's turn comes (in the subtree's task), not in a pass of
+    /// its own before: that pass (two array fills, then scattered writes, on one thread) took 13.5
+    /// of New York's 45 ms. In alternated runs, 42-44 ms p50 instead of 44-52 (the fresh arrays'
+    /// page faults, about a microsecond each here, now fall in the parallel tasks).
     pub fn customize(&self, input_weights: &[Weight]) -> CustomizedMetric {
+        assert_eq!(input_weights.len(), self.input_cch_arc.len());
         let m = self.arc_count();
-        let (mut fw, mut bw) = (vec![INF_WEIGHT; m], vec![INF_WEIGHT; m]);
-        for (i, &w) in input_weights.iter().enumerate() {
-            let arc = self.input_cch_arc[i];
-            if arc == u32::MAX {
-                continue;
-            }
-            let weight = if self.input_upward[i] {
-                &mut fw[arc as usize]
-            } else {
-                &mut bw[arc as usize]
-            };
-            *weight = (*weight).min(w);
-        }
+        // Zeroed pages from the allocator; every element is written before it is read.
+        let (mut fw, mut bw) = (vec![0; m], vec![0; m]);
         let raw = RawMetric {
             fw: fw.as_mut_ptr(),
             bw: bw.as_mut_ptr(),
+            inputs: input_weights.as_ptr(),
         };
         let roots = self.roots();
         rayon::scope(|s| {
@@ -92,6 +87,21 @@ impl Cch {
         }
         for a in s..e {
             pos[self.up_head[a] as usize] = a as u32;
+            // The arc's own weight: the least of its input arcs' (parallel arcs, both directions).
+            let (mut f, mut b) = (INF_WEIGHT, INF_WEIGHT);
+            for &i in self.inputs_of.of(a) {
+                // SAFETY: input arc ids index the input weights (checked length).
+                let w = unsafe { *m.inputs.add(i as usize) };
+                if self.input_upward[i as usize] {
+                    f = f.min(w);
+                } else {
+                    b = b.min(w);
+                }
+            }
+            unsafe {
+                *m.fw.add(a) = f;
+                *m.bw.add(a) = b;
+            }
         }
         let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
         unsafe {
@@ -634,6 +644,8 @@ impl InputsByArc {
 struct RawMetric {
     fw: *mut Weight,
     bw: *mut Weight,
+    /// The input weights (read only).
+    inputs: *const Weight,
 }
 // SAFETY: shared only inside `customize`, where tasks touch disjoint arc ranges.
 unsafe impl Sync for RawMetric {}
