@@ -201,7 +201,11 @@ impl Cch {
         seeded.sort_unstable();
         let n = self.node_count() as u32;
         let Some(split) = split else {
-            // One task over every rank: nothing to hand up, no chunk shared between tasks.
+            // One task over every rank from the first change's: nothing to hand up, no chunk
+            // shared between tasks.
+            let Some(&first) = seeded.first() else {
+                return;
+            };
             let ctx = UpdateContext {
                 fw: metric.fw.writer(&[]),
                 bw: metric.bw.writer(&[]),
@@ -209,7 +213,7 @@ impl Cch {
                 bits,
                 seeded,
             };
-            let out = self.update_ranks(0, n - 1, &ctx, vec![]);
+            let out = self.update_ranks(self.arc_tail[first as usize], n - 1, &ctx, vec![]);
             debug_assert!(out.is_empty());
             return;
         };
