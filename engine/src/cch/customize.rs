@@ -560,12 +560,18 @@ struct Announcement {
 struct AtomicBits(Vec<std::sync::atomic::AtomicU64>);
 
 impl AtomicBits {
+    /// Zeroed by the allocator (fresh pages are mapped only where a bit is touched), not by a
+    /// loop writing every word.
     fn new(bits: usize) -> AtomicBits {
-        AtomicBits(
-            (0..bits.div_ceil(64))
-                .map(|_| std::sync::atomic::AtomicU64::new(0))
-                .collect(),
-        )
+        use std::sync::atomic::AtomicU64;
+        const _: () = assert!(
+            std::mem::size_of::<AtomicU64>() == 8 && std::mem::align_of::<AtomicU64>() == 8
+        );
+        let mut words = std::mem::ManuallyDrop::new(vec![0u64; bits.div_ceil(64)]);
+        let (ptr, len, cap) = (words.as_mut_ptr(), words.len(), words.capacity());
+        // SAFETY: AtomicU64 has u64's size, alignment (asserted) and bit validity; the allocation
+        // moves from one vector to the other.
+        AtomicBits(unsafe { Vec::from_raw_parts(ptr.cast::<AtomicU64>(), len, cap) })
     }
     #[inline(always)]
     fn word(&self, w: usize) -> u64 {
