@@ -25,7 +25,7 @@ impl Cch {
         };
         let roots = self.roots();
         rayon::scope(|s| {
-            for &r in &roots {
+            for &r in roots {
                 let raw = &raw;
                 s.spawn(move |_| self.customize_subtree(r, raw));
             }
@@ -341,33 +341,41 @@ impl Cch {
         let mut old: std::collections::HashMap<u32, (Weight, Weight), IdHash> = Default::default();
         // This task's view of the ancestors' arcs it found something for (see below).
         let mut outside: std::collections::HashMap<u32, Announcement, IdHash> = Default::default();
+        // Takes what was found for arc b of this range, whose weights are (cf, cb) now: keeps
+        // those for its partners, then marks it for recomputation or lowers it to (nf, nb), and
+        // marks it pending.
+        let take = |old: &mut std::collections::HashMap<u32, (Weight, Weight), IdHash>,
+                    b: u32,
+                    (cf, cb): (Weight, Weight),
+                    recompute: bool,
+                    (nf, nb): (Weight, Weight)| {
+            if !bits.modified.get(b) {
+                bits.modified.set(b);
+                old.insert(b, (cf, cb));
+            }
+            if recompute {
+                bits.recompute.set(b);
+            } else {
+                unsafe {
+                    if nf < cf {
+                        fw.set(b as usize, nf);
+                    }
+                    if nb < cb {
+                        bw.set(b as usize, nb);
+                    }
+                }
+            }
+            bits.pending.set(b);
+        };
         for an in incoming {
             let b = an.arc;
             if bits.recompute.get(b) {
                 continue;
             }
             let (cf, cb) = weights(b as usize);
-            let lowered = an.fw < cf || an.bw < cb;
-            if !an.recompute && !lowered {
-                continue;
+            if an.recompute || an.fw < cf || an.bw < cb {
+                take(&mut old, b, (cf, cb), an.recompute, (an.fw, an.bw));
             }
-            if !bits.modified.get(b) {
-                bits.modified.set(b);
-                old.insert(b, (cf, cb));
-            }
-            if an.recompute {
-                bits.recompute.set(b);
-            } else {
-                unsafe {
-                    if an.fw < cf {
-                        fw.set(b as usize, an.fw);
-                    }
-                    if an.bw < cb {
-                        bw.set(b as usize, an.bw);
-                    }
-                }
-            }
-            bits.pending.set(b);
         }
         for word in s >> 6..=(e - 1) >> 6 {
             // Only this range's bits of a word it shares with a neighbour's range.
@@ -484,26 +492,9 @@ impl Cch {
                         }
                         continue;
                     }
-                    if !(dearer || cheaper) {
-                        continue;
+                    if dearer || cheaper {
+                        take(&mut old, b as u32, (cf, cb), dearer, (nf, nb));
                     }
-                    if !bits.modified.get(b as u32) {
-                        bits.modified.set(b as u32);
-                        old.insert(b as u32, (cf, cb));
-                    }
-                    if dearer {
-                        bits.recompute.set(b as u32);
-                    } else {
-                        unsafe {
-                            if nf < cf {
-                                fw.set(b, nf);
-                            }
-                            if nb < cb {
-                                bw.set(b, nb);
-                            }
-                        }
-                    }
-                    bits.pending.set(b as u32);
                 }
             }
         }

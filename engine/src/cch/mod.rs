@@ -65,6 +65,8 @@ pub struct Cch {
     pub subtree_size: Vec<u32>,
     child_first: Vec<u32>,
     child: Vec<u32>,
+    /// The elimination tree's roots (one per component), ascending.
+    roots: Vec<u32>,
     /// CCH arc → the input arcs mapped onto it (partial customization, unpacking).
     pub inputs_of: InputsByArc,
 }
@@ -245,11 +247,15 @@ impl Cch {
             subtree_size,
             child_first: vec![],
             child: vec![],
+            roots: vec![],
             inputs_of: InputsByArc::default(),
         };
         let (cf, c) = cch.children();
         cch.child_first = cf;
         cch.child = c;
+        cch.roots = (0..n as u32)
+            .filter(|&x| cch.etree_parent[x as usize] == u32::MAX)
+            .collect();
         cch
     }
 
@@ -403,10 +409,8 @@ impl Cch {
     }
 
     /// Roots of the elimination forest.
-    fn roots(&self) -> Vec<u32> {
-        (0..self.node_count() as u32)
-            .filter(|&x| self.etree_parent[x as usize] == u32::MAX)
-            .collect()
+    fn roots(&self) -> &[u32] {
+        &self.roots
     }
 
     /// Follows the single-child chain down from `root` to the first node with several children (or

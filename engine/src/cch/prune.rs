@@ -76,7 +76,7 @@ impl Cch {
         };
         let roots = self.roots();
         rayon::scope(|s| {
-            for &r in &roots {
+            for &r in roots {
                 let raw = &raw;
                 s.spawn(move |_| self.perfect_subtree(r, raw));
             }
