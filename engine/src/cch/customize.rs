@@ -112,16 +112,36 @@ impl Cch {
                     continue;
                 }
                 let xe = *self.up_first.get_unchecked(x + 1) as usize;
-                for k in xy as usize + 1..xe {
-                    let b = *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
-                    // Improvements are rare: a predicted branch beats writing every minimum.
-                    let f = add(bxy, *m.fw.add(k));
-                    if f < *m.fw.add(b) {
-                        *m.fw.add(b) = f;
+                // On a turn graph most arcs can be travelled one way only (a turn's reverse is
+                // no turn): then only that side's triangles can improve anything.
+                if bxy >= INF_WEIGHT {
+                    for k in xy as usize + 1..xe {
+                        let b = *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
+                        let r = add(*m.bw.add(k), fxy);
+                        if r < *m.bw.add(b) {
+                            *m.bw.add(b) = r;
+                        }
                     }
-                    let r = add(*m.bw.add(k), fxy);
-                    if r < *m.bw.add(b) {
-                        *m.bw.add(b) = r;
+                } else if fxy >= INF_WEIGHT {
+                    for k in xy as usize + 1..xe {
+                        let b = *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
+                        let f = add(bxy, *m.fw.add(k));
+                        if f < *m.fw.add(b) {
+                            *m.fw.add(b) = f;
+                        }
+                    }
+                } else {
+                    for k in xy as usize + 1..xe {
+                        let b = *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
+                        // Improvements are rare: a predicted branch beats writing every minimum.
+                        let f = add(bxy, *m.fw.add(k));
+                        if f < *m.fw.add(b) {
+                            *m.fw.add(b) = f;
+                        }
+                        let r = add(*m.bw.add(k), fxy);
+                        if r < *m.bw.add(b) {
+                            *m.bw.add(b) = r;
+                        }
                     }
                 }
             }
