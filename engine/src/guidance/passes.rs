@@ -270,6 +270,7 @@ pub(crate) fn run(
     same_road(&mut segs, &cx);
     name_changes(&mut segs, &cx);
     same_road(&mut segs, &cx);
+    unnamed_jogs(&mut segs, &cx);
     segs
 }
 
@@ -428,6 +429,43 @@ fn name_changes(segs: &mut Vec<Seg>, cx: &Cx) {
             // on (a path, a crossing: a bare "Continue" names nothing to look for) unless the bike
             // is walked from there.
             fold_back(segs, i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// A bear off a road onto an unnamed way (a path across a plaza, a crossing of a wide street)
+/// that gently rejoins the same road within [`SHORT_NAME_BETWEEN_M`] is one maneuver: the bear,
+/// keeping to the road ("Bear left to stay on West Marble Place"), not a bear onto nothing and then
+/// "Continue onto" the road just left. Only when the two maneuvers together ride straight on: a
+/// jog. A rejoin that turns (a corner) stays a step of its own, and the walked parts keep their
+/// steps, since the bear is folded forward into the road after it. Run last: the bear it leaves is
+/// a turn on the same road that `same_road` would otherwise take for a bend.
+fn unnamed_jogs(segs: &mut Vec<Seg>, cx: &Cx) {
+    let mut i = 1;
+    while i + 1 < segs.len() {
+        let (prev, s, next) = (segs[i - 1], segs[i], segs[i + 1]);
+        let gentle = |x: f64| x.abs() <= BEAR_DEG;
+        let road = cx.name(&prev);
+        if !ring(&prev)
+            && !ring(&s)
+            && !ring(&next)
+            && s.kind != StepKind::Depart
+            && road != (0, 0)
+            && cx.name(&s) == (0, 0)
+            && cx.same_road_name(road, cx.name(&next))
+            && cx.distance(&s) < SHORT_NAME_BETWEEN_M
+            && cx.push(&s) == cx.push(&next)
+            && gentle(cx.angle(&s))
+            && gentle(cx.angle(&next))
+            && cx.through(&s, &next).abs() <= STRAIGHT_DEG
+            && !s.reversal(cx.pieces)
+            && !next.reversal(cx.pieces)
+        {
+            fold_forward(segs, i);
+            // The maneuver is the bear itself, not the jog's way back onto the road.
+            segs[i].onto = s.onto;
         } else {
             i += 1;
         }

@@ -780,6 +780,44 @@ fn a_ref_that_comes_and_goes_and_a_footway_straight_on_do_not_make_a_turn() {
     );
 }
 
+#[test]
+fn an_unnamed_jog_off_a_road_and_back_is_said_as_staying_on_it() {
+    let mut m = Map::new();
+    // Marble Place east to b, where it stops; an unnamed path bears left from b, runs on east and
+    // back down to e, where Marble Place goes on east (Chicago's Marble Place across LaSalle
+    // Street, from the Willis Tower towards the Art Institute).
+    m.node("a", 0.0, 0.0)
+        .node("b", 100.0, 0.0)
+        .node("c", 117.0, 10.0)
+        .node("d", 160.0, 10.0)
+        .node("e", 190.0, 0.0)
+        .node("f", 300.0, 0.0)
+        .node("n", 100.0, 100.0)
+        .node("s", 100.0, -100.0);
+    m.way("Marble Place", &["a", "b"])
+        .way("", &["b", "c", "d", "e"])
+        .way("Marble Place", &["e", "f"])
+        .way("LaSalle Street", &["s", "b", "n"]);
+    let (city, n) = m.city();
+    let steps = ride(&city, &n, &["a", "b", "c", "d", "e", "f"]);
+    // Not "bear left" onto nothing, then "continue onto Marble Place": the bear is the maneuver,
+    // and the road it keeps to is Marble Place.
+    assert_eq!(
+        said(&steps),
+        [
+            "depart: Marble Place",
+            "continue slight left: Marble Place",
+            "arrive: Marble Place"
+        ]
+    );
+    let v = route_value(&steps, Profile::Cycling);
+    assert_eq!(
+        v["steps"][1]["maneuver"]["instruction"],
+        "Bear left to stay on Marble Place"
+    );
+    check_distances(&steps);
+}
+
 /// The v2 route JSON of one leg's steps, parsed.
 fn route_value(steps: &[super::Step], profile: Profile) -> serde_json::Value {
     let json = super::words::route_json(
