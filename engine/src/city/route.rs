@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How far past a crossover [`City::gains_ground_across`] looks.
+const GROUND_AHEAD_M: f64 = 30.0;
+
 impl City {
     /// Snaps a point for a metric; `bearing` restricts direction (first waypoint only).
     pub fn snap(
@@ -479,8 +482,13 @@ impl City {
                         let back = if own {
                             let d = (g.arc_bearing_end(b) as i32 - g.arc_bearing_start(a) as i32)
                                 .rem_euclid(360);
-                            (d - 180).abs() < 180 - crate::guidance::passes::UTURN_DEG as i32
-                                || self.reverses_at(p[k - 1].arc, b)
+                            // A U-turn at the junction itself (a hairpin) is one wherever the
+                            // rider is; heading back by the far ends only when the leg loses the
+                            // ground it had gained (not a jog between parallel ways).
+                            self.reverses_at(p[k - 1].arc, b)
+                                || ((d - 180).abs()
+                                    < 180 - crate::guidance::passes::UTURN_DEG as i32
+                                    && !self.gains_ground_across(p, i, k))
                         } else {
                             turn_angle(g, a, b).abs() > TURN_BACK_RIDDEN_DEG
                         };
@@ -512,6 +520,63 @@ impl City {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Whether a leg still gains ground in the direction it had before piece `i` once it is past
+    /// piece `k`'s start: the point [`GROUND_AHEAD_M`] after `k`'s start lies ahead of `i`'s start,
+    /// seen along the heading arriving at `i` (over 15 m, as the guidance reads it). A turn-back
+    /// across a crossover brings the rider back behind where it began. A jog of the road's own
+    /// name between two parallel ways ridden the same way does not, even where the first and last
+    /// arcs of the jog point opposite ways: on the Chicago Riverwalk, north 17 m up to the upper
+    /// path, west 37 m along it, south 5 m back down, then on west (14 m ahead). Taken for a
+    /// turn-back, pricing it sent the route through a 4 m dead-end spur instead: a real U-turn.
+    fn gains_ground_across(&self, p: &[ArcPiece], i: usize, k: usize) -> bool {
+        use crate::guidance::geometry::{HEADING_SPAN_M, Plane};
+        let g = &self.graph;
+        let mut shape = Vec::new();
+        // The heading arriving at i: over the last 15 m of the arcs before it.
+        let mut before: Vec<[f64; 2]> = Vec::new();
+        let mut m = 0.0;
+        for piece in p[..i].iter().rev() {
+            shape.clear();
+            g.arc_geometry(piece.arc, &mut shape);
+            before.splice(0..0, shape.iter().copied());
+            m += g.arc_length_m(piece.arc) as f64;
+            if m >= HEADING_SPAN_M {
+                break;
+            }
+        }
+        shape.clear();
+        g.arc_geometry(p[i].arc, &mut shape);
+        let (Some(&start), Some(_)) = (shape.first(), before.first()) else {
+            return false;
+        };
+        let plane = Plane::at(start[1]);
+        let heading = plane.end_bearing(&before).to_radians();
+        // The point GROUND_AHEAD_M along the leg from k's start.
+        let mut after: Vec<[f64; 2]> = Vec::new();
+        m = 0.0;
+        for piece in &p[k..] {
+            g.arc_geometry(piece.arc, &mut after);
+            m += g.arc_length_m(piece.arc) as f64;
+            if m >= GROUND_AHEAD_M {
+                break;
+            }
+        }
+        let mut far = after.first().copied().unwrap_or(start);
+        let mut walked = 0.0;
+        for w in after.windows(2) {
+            let l = plane.distance(w[0], w[1]);
+            far = w[1];
+            if walked + l >= GROUND_AHEAD_M && l > 0.0 {
+                let u = (GROUND_AHEAD_M - walked) / l;
+                far = [w[0][0] + u * (w[1][0] - w[0][0]), w[0][1] + u * (w[1][1] - w[0][1])];
+                break;
+            }
+            walked += l;
+        }
+        let (east, north) = plane.delta(start, far);
+        east * heading.sin() + north * heading.cos() > 0.0
     }
 
     /// Whether riding from arc `a` onto arc `b` (which starts where `a` ends) turns back at their

@@ -60,7 +60,8 @@ impl Plane {
         }
     }
 
-    fn delta(self, a: [f64; 2], b: [f64; 2]) -> (f64, f64) {
+    /// Metres east and north from `a` to `b`.
+    pub(crate) fn delta(self, a: [f64; 2], b: [f64; 2]) -> (f64, f64) {
         ((b[0] - a[0]) * self.mx, (b[1] - a[1]) * self.my)
     }
 
