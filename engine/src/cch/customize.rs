@@ -135,7 +135,8 @@ impl Cch {
                 if fxy < INF_WEIGHT {
                     // z → x → y: (x, z) downward, then (x, y) upward.
                     m.finite[1].for_each_in(xy as usize + 1, xe, |k| {
-                        let b = *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
+                        let b =
+                            *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
                         let r = add(*m.bw.add(k), fxy);
                         // Improvements are rare: a predicted branch beats writing every minimum.
                         if r < *m.bw.add(b) {
@@ -146,7 +147,8 @@ impl Cch {
                 if bxy < INF_WEIGHT {
                     // y → x → z.
                     m.finite[0].for_each_in(xy as usize + 1, xe, |k| {
-                        let b = *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
+                        let b =
+                            *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
                         let f = add(bxy, *m.fw.add(k));
                         if f < *m.fw.add(b) {
                             *m.fw.add(b) = f;

@@ -570,7 +570,10 @@ impl City {
             far = w[1];
             if walked + l >= GROUND_AHEAD_M && l > 0.0 {
                 let u = (GROUND_AHEAD_M - walked) / l;
-                far = [w[0][0] + u * (w[1][0] - w[0][0]), w[0][1] + u * (w[1][1] - w[0][1])];
+                far = [
+                    w[0][0] + u * (w[1][0] - w[0][0]),
+                    w[0][1] + u * (w[1][1] - w[0][1]),
+                ];
                 break;
             }
             walked += l;
