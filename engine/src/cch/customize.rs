@@ -97,10 +97,10 @@ impl Cch {
             pos[self.up_head[a] as usize] = a as u32;
             // The arc's own weight: the least of its input arcs' (parallel arcs, both directions).
             let (mut f, mut b) = (INF_WEIGHT, INF_WEIGHT);
-            for &i in self.inputs_of.of(a) {
+            for (i, upward) in self.inputs_of.of(a) {
                 // SAFETY: input arc ids index the input weights (checked length).
                 let w = unsafe { *m.inputs.add(i as usize) };
-                if self.input_upward[i as usize] {
+                if upward {
                     f = f.min(w);
                 } else {
                     b = b.min(w);
@@ -177,7 +177,8 @@ impl Cch {
         let mut inputs = vec![0u32; first[self.arc_count()] as usize];
         for (i, &a) in self.input_cch_arc.iter().enumerate() {
             if a != u32::MAX {
-                inputs[next[a as usize] as usize] = i as u32;
+                let up = if self.input_upward[i] { UPWARD_BIT } else { 0 };
+                inputs[next[a as usize] as usize] = i as u32 | up;
                 next[a as usize] += 1;
             }
         }
@@ -540,9 +541,9 @@ impl Cch {
     fn recompute(&self, a: usize, ctx: &UpdateContext) {
         let (fw, bw) = (&ctx.fw, &ctx.bw);
         let (mut f, mut b) = (INF_WEIGHT, INF_WEIGHT);
-        for &i in self.inputs_of.of(a) {
+        for (i, upward) in self.inputs_of.of(a) {
             let w = ctx.inputs[i as usize];
-            if self.input_upward[i as usize] {
+            if upward {
                 f = f.min(w);
             } else {
                 b = b.min(w);
@@ -692,9 +693,13 @@ fn seeded_in(seeded: &[u32], (s, e): (usize, usize)) -> bool {
     i < seeded.len() && (seeded[i] as usize) < e
 }
 
+/// Marks an input arc that runs upward in [`InputsByArc`]'s entries.
+const UPWARD_BIT: u32 = 1 << 31;
+
 /// CCH arc → the input arcs mapped onto it, in CSR form: 4 bytes an arc and an input. (A vector per
 /// arc took 24 bytes an arc before any input, about 63 MB on New York, which the memory report did
-/// not count.)
+/// not count.) Each entry carries whether its input arc runs upward, so seeding an arc reads its
+/// inputs' weights and nothing else at their scattered ids.
 #[derive(Default)]
 pub struct InputsByArc {
     first: Vec<u32>,
@@ -702,10 +707,12 @@ pub struct InputsByArc {
 }
 
 impl InputsByArc {
-    /// The input arcs mapped onto CCH arc `a`.
+    /// The input arcs mapped onto CCH arc `a`, each with whether it runs upward.
     #[inline]
-    pub fn of(&self, a: usize) -> &[u32] {
-        &self.inputs[self.first[a] as usize..self.first[a + 1] as usize]
+    pub fn of(&self, a: usize) -> impl Iterator<Item = (u32, bool)> + '_ {
+        self.inputs[self.first[a] as usize..self.first[a + 1] as usize]
+            .iter()
+            .map(|&e| (e & !UPWARD_BIT, e & UPWARD_BIT != 0))
     }
 
     pub fn memory_bytes(&self) -> usize {

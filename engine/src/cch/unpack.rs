@@ -93,9 +93,11 @@ impl Cch {
             if w >= INF_WEIGHT {
                 return Unpacked::Nothing;
             }
-            if let Some(&i) = self.inputs_of.of(au).iter().find(|&&i| {
-                self.input_upward[i as usize] == up && metric.input_weights[i as usize] == w
-            }) {
+            if let Some((i, _)) = self
+                .inputs_of
+                .of(au)
+                .find(|&(i, upward)| upward == up && metric.input_weights[i as usize] == w)
+            {
                 return Unpacked::Input(i);
             }
             // Upward y → x → z is (x, y) down then (x, z) up; downward z → x → y the reverse.
