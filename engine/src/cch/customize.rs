@@ -248,7 +248,7 @@ impl Cch {
                 bits,
                 seeded,
             };
-            let out = self.update_ranks(self.arc_tail[first as usize], n - 1, &ctx, vec![]);
+            let out = self.update_ranks(self.arc_tail(first), n - 1, &ctx, vec![]);
             debug_assert!(out.is_empty());
             return;
         };
@@ -412,6 +412,7 @@ impl Cch {
                 take(&mut old, b, (cf, cb), an.recompute, (an.fw, an.bw));
             }
         }
+        let mut x = lo as usize;
         for word in s >> 6..=(e - 1) >> 6 {
             // Only this range's bits of a word it shares with a neighbour's range.
             let lo_bit = if word == s >> 6 { s & 63 } else { 0 };
@@ -429,13 +430,17 @@ impl Cch {
                 let a = (word << 6) as u32 | todo.trailing_zeros();
                 bits.pending.clear(a);
                 let au = a as usize;
+                // The arc's lower endpoint: arcs come in ascending order, so x only moves up.
+                if self.up_first[x + 1] as usize <= au {
+                    x = self.tail_from(x + 1, a) as usize;
+                }
                 let (ofw, obw) = if bits.modified.get(a) {
                     old[&a]
                 } else {
                     weights(au)
                 };
                 if bits.recompute.get(a) {
-                    self.recompute(au, ctx);
+                    self.recompute(au, x, ctx);
                 }
                 let (nfw, nbw) = weights(au);
                 if nfw == ofw && nbw == obw {
@@ -443,7 +448,6 @@ impl Cch {
                 }
                 // Arc a = (x, y) forms the lower triangle of arc (min(y,z), max(y,z)) with (x, z),
                 // for every other z in up(x).
-                let x = self.arc_tail[au] as usize;
                 let y = self.up_head[au];
                 let (ys, ye) = (
                     self.up_first[y as usize] as usize,
@@ -538,7 +542,7 @@ impl Cch {
 
     /// Recomputes one CCH arc from its input arcs and lower triangles (an arc of the calling
     /// task's range; its triangles' arcs lie below it, where their tasks have ended).
-    fn recompute(&self, a: usize, ctx: &UpdateContext) {
+    fn recompute(&self, a: usize, tail: usize, ctx: &UpdateContext) {
         let (fw, bw) = (&ctx.fw, &ctx.bw);
         let (mut f, mut b) = (INF_WEIGHT, INF_WEIGHT);
         for (i, upward) in self.inputs_of.of(a) {
@@ -551,7 +555,7 @@ impl Cch {
         }
         // SAFETY: as in `update_ranks`.
         unsafe {
-            self.for_each_lower_triangle(a as u32, |xy, xz| {
+            self.for_each_lower_triangle_of(a as u32, tail, |xy, xz| {
                 let (xy, xz) = (xy as usize, xz as usize);
                 f = f.min(add(bw.get(xy), fw.get(xz)));
                 b = b.min(add(bw.get(xz), fw.get(xy)));

@@ -199,10 +199,7 @@ fn every_lower_triangle_is_found_by_merge_and_by_search() {
             let mut got = vec![];
             cch.for_each_lower_triangle(b, |xy, xz| got.push((xy, xz)));
             assert_eq!(got, want, "seed {seed} arc {b}");
-            let (y, z) = (
-                cch.arc_tail[b as usize] as usize,
-                cch.up_head[b as usize] as usize,
-            );
+            let (y, z) = (cch.arc_tail(b) as usize, cch.up_head[b as usize] as usize);
             let len = |v: usize| (cch.down_first[v + 1] - cch.down_first[v]) as usize;
             let (s, l) = (len(y).min(len(z)), len(y).max(len(z)));
             if s * super::MERGE_RATIO >= l {
@@ -216,4 +213,27 @@ fn every_lower_triangle_is_found_by_merge_and_by_search() {
         merged > 0 && searched > 0,
         "merged {merged}, searched {searched}"
     );
+}
+
+#[test]
+fn an_arcs_tail_is_the_node_whose_upward_list_holds_it() {
+    for seed in seeds() {
+        let mut rng = Rng(seed ^ 0x7a11);
+        let (_, _, cch) = random_cch(&mut rng, 50, 200);
+        for x in 0..cch.node_count() {
+            for a in cch.up_first[x]..cch.up_first[x + 1] {
+                assert_eq!(cch.arc_tail(a) as usize, x, "seed {seed} arc {a}");
+                // From any node at or before x whose list starts at or before the arc.
+                for from in (0..=x).rev().take(40) {
+                    if cch.up_first[from] <= a {
+                        assert_eq!(
+                            cch.tail_from(from, a) as usize,
+                            x,
+                            "seed {seed} arc {a} from {from}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

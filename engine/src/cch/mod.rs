@@ -59,8 +59,6 @@ pub struct Cch {
     /// Input arc → CCH arc and whether the input arc runs upward (`lo → hi`). `u32::MAX` for loops.
     pub input_cch_arc: Vec<u32>,
     pub input_upward: Vec<bool>,
-    /// CCH arc → lower endpoint (rank), for partial customization.
-    pub arc_tail: Vec<u32>,
     /// Elimination tree: subtree sizes and children (CSR), for parallel customization.
     pub subtree_size: Vec<u32>,
     child_first: Vec<u32>,
@@ -204,7 +202,7 @@ impl Cch {
             down_tail[fill[y as usize] as usize] = arc_tail[a];
             fill[y as usize] += 1;
         }
-        drop(fill);
+        drop((fill, arc_tail));
         let triangles = (0..n)
             .map(|x| {
                 let k = (up_first[x + 1] - up_first[x]) as usize;
@@ -243,7 +241,6 @@ impl Cch {
             triangles,
             input_cch_arc,
             input_upward,
-            arc_tail,
             subtree_size,
             child_first: vec![],
             child: vec![],
@@ -274,10 +271,7 @@ impl Cch {
     /// (The plain form of [`Self::for_each_lower_triangle`], kept as the tests' reference.)
     #[cfg(test)]
     pub fn lower_triangles(&self, b: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let (y, z) = (
-            self.arc_tail[b as usize] as usize,
-            self.up_head[b as usize] as usize,
-        );
+        let (y, z) = (self.arc_tail(b) as usize, self.up_head[b as usize] as usize);
         let range = |v: usize| self.down_first[v] as usize..self.down_first[v + 1] as usize;
         let (ry, rz) = (range(y), range(z));
         let y_shorter = ry.len() <= rz.len();
@@ -298,8 +292,14 @@ impl Cch {
     /// next load, and that took most of a partial customization's time); where one list is more
     /// than [`MERGE_RATIO`] times as long, the shorter is searched in the longer.
     #[inline]
-    pub fn for_each_lower_triangle(&self, b: u32, mut f: impl FnMut(u32, u32)) {
-        self.lower_triangles_until(b, |xy, xz| {
+    pub fn for_each_lower_triangle(&self, b: u32, f: impl FnMut(u32, u32)) {
+        self.for_each_lower_triangle_of(b, self.arc_tail(b) as usize, f);
+    }
+
+    /// [`Self::for_each_lower_triangle`] of arc `b` whose lower endpoint `tail` the caller knows.
+    #[inline]
+    pub fn for_each_lower_triangle_of(&self, b: u32, tail: usize, mut f: impl FnMut(u32, u32)) {
+        self.lower_triangles_until(b, tail, |xy, xz| {
             f(xy, xz);
             false
         });
@@ -314,7 +314,7 @@ impl Cch {
         mut f: impl FnMut(u32, u32) -> bool,
     ) -> Option<(u32, u32)> {
         let mut found = None;
-        self.lower_triangles_until(b, |xy, xz| {
+        self.lower_triangles_until(b, self.arc_tail(b) as usize, |xy, xz| {
             let hit = f(xy, xz);
             if hit {
                 found = Some((xy, xz));
@@ -326,11 +326,8 @@ impl Cch {
 
     /// The enumeration behind both: calls `f` per lower triangle until it returns true.
     #[inline(always)]
-    fn lower_triangles_until(&self, b: u32, mut f: impl FnMut(u32, u32) -> bool) {
-        let (y, z) = (
-            self.arc_tail[b as usize] as usize,
-            self.up_head[b as usize] as usize,
-        );
+    fn lower_triangles_until(&self, b: u32, y: usize, mut f: impl FnMut(u32, u32) -> bool) {
+        let z = self.up_head[b as usize] as usize;
         let range = |v: usize| self.down_first[v] as usize..self.down_first[v + 1] as usize;
         let (ry, rz) = (range(y), range(z));
         let (ty, tz) = (&self.down_tail[ry.clone()], &self.down_tail[rz.clone()]);
@@ -392,9 +389,30 @@ impl Cch {
             + self.down_first.len()
             + self.down_arc.len()
             + self.down_tail.len()
-            + self.input_cch_arc.len()
-            + self.arc_tail.len())
+            + self.input_cch_arc.len())
             + self.input_upward.len()
+    }
+
+    /// The lower endpoint (rank) of CCH arc `a`: the node whose upward list holds it (a binary
+    /// search; hot loops track it instead, as their arcs come in order).
+    pub fn arc_tail(&self, a: u32) -> u32 {
+        (self.up_first.partition_point(|&f| f <= a) - 1) as u32
+    }
+
+    /// [`Self::arc_tail`] of an arc known to lie at or after node `from`'s upward list: a galloping
+    /// search from `from`, a few steps when the tail is near (a partial customization's next arc).
+    #[inline]
+    pub(crate) fn tail_from(&self, from: usize, a: u32) -> u32 {
+        let f = &self.up_first;
+        let (mut lo, mut step) = (from, 1);
+        let mut hi = lo + 1;
+        while hi < f.len() && f[hi] <= a {
+            lo = hi;
+            hi = lo + step;
+            step *= 2;
+        }
+        let hi = hi.min(f.len());
+        (lo + f[lo..hi].partition_point(|&s| s <= a) - 1) as u32
     }
 
     fn find_arc(&self, lo: u32, hi: u32) -> Option<u32> {

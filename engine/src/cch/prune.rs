@@ -173,14 +173,13 @@ impl Cch {
                         pos[self.up_head[a] as usize] = a as u32;
                     }
                     let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
-                    for &xy in &self.down_arc[ds..de] {
-                        let xy = xy as usize;
+                    for (&xy, &x) in self.down_arc[ds..de].iter().zip(&self.down_tail[ds..de]) {
+                        let (xy, x) = (xy as usize, x as usize);
                         // (x, y) travelled down (y → x) or up (x → y) in the triangles of y's arcs.
                         let (down, up) = (bw_at[xy], fw_at[xy]);
                         if down == NO_ENTRY && up == NO_ENTRY {
                             continue;
                         }
-                        let x = self.arc_tail[xy] as usize;
                         for xz in xy + 1..self.up_first[x + 1] as usize {
                             // y → x → z gives fw of (y, z): (x, y) down, (x, z) up; z → x → y
                             // gives its bw: (x, z) down, (x, y) up. Both arcs must be kept.
@@ -259,11 +258,9 @@ impl Cch {
                 // SAFETY: as in `relax_ranks`, with the roles reversed: this task writes only arcs
                 // whose lower endpoint lies in its subtree and reads arcs above them, which are final.
                 unsafe {
-                    for &xy in
-                        &self.down_arc[self.down_first[y] as usize..self.down_first[y + 1] as usize]
-                    {
-                        let xy = xy as usize;
-                        let x = *self.arc_tail.get_unchecked(xy) as usize;
+                    let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
+                    for (&xy, &x) in self.down_arc[ds..de].iter().zip(&self.down_tail[ds..de]) {
+                        let (xy, x) = (xy as usize, x as usize);
                         let xe = *self.up_first.get_unchecked(x + 1) as usize;
                         for xz in xy + 1..xe {
                             let b = *pos.get_unchecked(*self.up_head.get_unchecked(xz) as usize)

@@ -305,7 +305,7 @@ impl CchQuery {
         } else if self.on_pruned {
             Some(a)
         } else {
-            Some(cch.arc_tail[a as usize])
+            Some(cch.arc_tail(a))
         }
     }
 
