@@ -472,7 +472,7 @@ impl City {
                 cycle_routes: g.route_names(main_way).map(str::to_string).collect(),
                 lit: total > 0.0 && lit_m * 2.0 >= total,
                 exit,
-                push: run.iter().any(|p| p.push),
+                push: says_walk(run, total),
                 ferry: run.iter().any(|p| p.ferry),
                 arcs: run.iter().map(|p| p.arc).collect(),
                 geometry,
@@ -490,6 +490,19 @@ impl City {
         }
         steps
     }
+}
+
+/// Walked metres a step's words mention whatever the step's length.
+const WALK_WORTH_SAYING_M: f64 = 30.0;
+
+/// Whether a step tells the rider to walk the bike: when the walked part is at least
+/// [`WALK_WORTH_SAYING_M`] or half of the step. A few metres walked inside a long step (a crossing,
+/// a kerb, a barrier) are plain on the spot; "and walk your bike" on a 1.6 km step of the Chicago
+/// Riverwalk because of 2 m of it told the rider to walk the whole way.
+fn says_walk(run: &[Piece], total: f64) -> bool {
+    let walked: f64 = run.iter().filter(|p| p.push).map(|p| p.distance).sum();
+    let any = run.iter().any(|p| p.push);
+    any && (walked >= WALK_WORTH_SAYING_M || walked * 2.0 >= total)
 }
 
 /// Cuts the leg at every junction that might need words: roundabout entries and exits (a leg that

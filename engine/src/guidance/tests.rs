@@ -818,6 +818,48 @@ fn an_unnamed_jog_off_a_road_and_back_is_said_as_staying_on_it() {
     check_distances(&steps);
 }
 
+#[test]
+fn a_few_metres_walked_in_a_long_step_are_not_worded_as_walking_it() {
+    let push = WayOpts {
+        bike: BikeAccess::Push,
+        ..ROAD
+    };
+    // Main Street east: 300 m ridden, 3 m walked (a barrier's gap), 300 m ridden; then, after a
+    // corner, Side Street north: 100 m ridden and 40 m walked.
+    let mut m = Map::new();
+    m.node("a", 0.0, 0.0)
+        .node("b", 300.0, 0.0)
+        .node("c", 303.0, 0.0)
+        .node("d", 603.0, 0.0)
+        .node("e", 603.0, 100.0)
+        .node("f", 603.0, 140.0);
+    m.way("Main Street", &["a", "b"])
+        .way_with("Main Street", &["b", "c"], push)
+        .way("Main Street", &["c", "d"])
+        .way("Side Street", &["d", "e"])
+        .way_with("Side Street", &["e", "f"], push);
+    let (city, n) = m.city();
+    let steps = ride(&city, &n, &["a", "b", "c", "d", "e", "f"]);
+    assert_eq!(
+        said(&steps),
+        [
+            "depart: Main Street",
+            "turn left: Side Street",
+            "arrive: Side Street"
+        ]
+    );
+    let v = route_value(&steps, Profile::Cycling);
+    assert_eq!(
+        v["steps"][0]["maneuver"]["instruction"],
+        "Head east on Main Street"
+    );
+    // 40 m walked is worth saying, though most of the step is ridden.
+    assert_eq!(
+        v["steps"][1]["maneuver"]["instruction"],
+        "Turn left onto Side Street and walk your bike"
+    );
+}
+
 /// The v2 route JSON of one leg's steps, parsed.
 fn route_value(steps: &[super::Step], profile: Profile) -> serde_json::Value {
     let json = super::words::route_json(
