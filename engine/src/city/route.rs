@@ -546,11 +546,10 @@ impl City {
                 break;
             }
         }
-        shape.clear();
-        g.arc_geometry(p[i].arc, &mut shape);
-        let (Some(&start), Some(_)) = (shape.first(), before.first()) else {
+        if before.is_empty() {
             return false;
-        };
+        }
+        let start = g.node_lon_lat(g.arc_tail(p[i].arc));
         let plane = Plane::at(start[1]);
         let heading = plane.end_bearing(&before).to_radians();
         // The point GROUND_AHEAD_M along the leg from k's start.
@@ -563,21 +562,10 @@ impl City {
                 break;
             }
         }
-        let mut far = after.first().copied().unwrap_or(start);
-        let mut walked = 0.0;
-        for w in after.windows(2) {
-            let l = plane.distance(w[0], w[1]);
-            far = w[1];
-            if walked + l >= GROUND_AHEAD_M && l > 0.0 {
-                let u = (GROUND_AHEAD_M - walked) / l;
-                far = [
-                    w[0][0] + u * (w[1][0] - w[0][0]),
-                    w[0][1] + u * (w[1][1] - w[0][1]),
-                ];
-                break;
-            }
-            walked += l;
-        }
+        let Some((&first, rest)) = after.split_first() else {
+            return false;
+        };
+        let far = plane.point_along(first, rest.iter().copied(), GROUND_AHEAD_M);
         let (east, north) = plane.delta(start, far);
         east * heading.sin() + north * heading.cos() > 0.0
     }

@@ -91,22 +91,32 @@ impl Plane {
     /// Heading from the first position to the one [`HEADING_SPAN_M`] along (or the last one).
     fn bearing_over(self, mut pts: impl Iterator<Item = [f64; 2]>) -> f64 {
         let Some(a) = pts.next() else { return 0.0 };
-        let (mut walked, mut prev, mut far) = (0.0, a, a);
-        for p in pts {
+        let far = self.point_along(a, pts, HEADING_SPAN_M);
+        if far == a { 0.0 } else { self.bearing(a, far) }
+    }
+
+    /// The point `d` metres along a polyline that starts at `a` and goes on through `rest` (its
+    /// last position when it is shorter).
+    pub fn point_along(
+        self,
+        a: [f64; 2],
+        rest: impl Iterator<Item = [f64; 2]>,
+        d: f64,
+    ) -> [f64; 2] {
+        let (mut walked, mut prev) = (0.0, a);
+        for p in rest {
             let l = self.distance(prev, p);
-            if walked + l >= HEADING_SPAN_M && l > 0.0 {
-                let u = (HEADING_SPAN_M - walked) / l;
-                far = [
+            if walked + l >= d && l > 0.0 {
+                let u = (d - walked) / l;
+                return [
                     prev[0] + u * (p[0] - prev[0]),
                     prev[1] + u * (p[1] - prev[1]),
                 ];
-                break;
             }
             walked += l;
             prev = p;
-            far = p;
         }
-        if far == a { 0.0 } else { self.bearing(a, far) }
+        prev
     }
 }
 
