@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use quietway_engine::avoid::{Avoidance, Schedule, Severity};
-use quietway_engine::cch::{CustomizedMetric, INF_WEIGHT, Weight};
-use quietway_engine::city::{City, Profile, RouteRequest, SNAP_SLACK_M};
+use quietway_engine::cch::{Cch, CustomizedMetric, INF_WEIGHT, Weight};
+use quietway_engine::city::{City, CityMetric, Profile, RouteRequest, SNAP_SLACK_M};
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
 use quietway_engine::testing::{Rng, reference_dijkstra};
@@ -37,41 +37,56 @@ fn seed() -> u64 {
 /// targets of a source.
 /// A query-only metric (walking's: no shortcut weights) is checked through a full customization of
 /// its input weights, and answers each pair on its own pruned graph too.
-fn check_metric(city: &City, metric: &CustomizedMetric, rng: &mut Rng, label: &str, pairs: usize) {
-    let full;
-    let (metric, query_only) = if metric.has_shortcut_weights() {
-        (metric, None)
+fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: usize) {
+    let metric = &m.hierarchy;
+    let (whole, full);
+    // The hierarchy this metric's weights are on: the cycling one, or for walking (whose metric
+    // keeps only its pruned graph and the nodes of its hierarchy) the whole one, built again.
+    let (cch, metric, query_only) = if metric.has_shortcut_weights() {
+        (&*m.cch, metric, None)
     } else {
-        full = city.cch.customize(&metric.input_weights.to_vec());
-        (&full, Some(metric))
+        let t = &city.turns;
+        whole = Cch::new(t.node_count(), &t.turn_from, &t.turn_to, &city.graph.order);
+        full = whole.customize(&metric.input_weights.to_vec());
+        (&whole, &full, Some(metric))
     };
-    city.cch
-        .check_triangles(metric)
+    cch.check_triangles(metric)
         .unwrap_or_else(|e| panic!("{label}: {e}"));
     let other = metric.clone();
     if metric.pruned.get().is_none() {
-        other.prepare_queries(&city.cch);
+        other.prepare_queries(cch);
     }
     let other_label = format!("{label} (other query graph)");
     let n = city.turns.node_count() as u64;
-    let mut q = CchQuery::new(&city.cch);
+    let mut q = CchQuery::new(cch);
     const TARGETS_PER_SOURCE: usize = 5;
     for _ in 0..pairs.div_ceil(TARGETS_PER_SOURCE) {
         let s = rng.below(n) as u32;
         let dist = reference(city, &metric.input_weights.to_vec(), &[(s, 0)]);
         for _ in 0..TARGETS_PER_SOURCE {
             let t = rng.below(n) as u32;
-            check_query(city, metric, &mut q, s, t, dist[t as usize], label);
-            check_query(city, &other, &mut q, s, t, dist[t as usize], &other_label);
-            if let Some(m) = query_only {
-                check_query(city, m, &mut q, s, t, dist[t as usize], label);
+            check_query(city, cch, metric, &mut q, s, t, dist[t as usize], label);
+            check_query(
+                city,
+                cch,
+                &other,
+                &mut q,
+                s,
+                t,
+                dist[t as usize],
+                &other_label,
+            );
+            if let Some(qm) = query_only {
+                check_query(city, &m.cch, qm, &mut q, s, t, dist[t as usize], label);
             }
         }
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_query(
     city: &City,
+    cch: &Cch,
     metric: &CustomizedMetric,
     q: &mut CchQuery,
     s: u32,
@@ -81,12 +96,12 @@ fn check_query(
 ) {
     let turns = &city.turns;
     q.reset()
-        .add_source(s, 0, &city.cch)
-        .add_target(t, 0, &city.cch)
-        .run(&city.cch, metric);
+        .add_source(s, 0, cch)
+        .add_target(t, 0, cch)
+        .run(cch, metric);
     assert_eq!(q.distance(), want, "{label}: {s} → {t}");
     if want < INF_WEIGHT {
-        let path = q.arc_path(&city.cch, metric);
+        let path = q.arc_path(cch, metric);
         let total: u64 = path
             .iter()
             .map(|&a| metric.input_weights[a as usize] as u64)
@@ -123,6 +138,11 @@ fn every_extract_every_metric_matches_dijkstra() {
             let name = file.file_name().unwrap().to_string_lossy().to_string();
             let (g, _) = build_city(&city_id, std::slice::from_ref(&file), 25).unwrap();
             let city = City::from_graph(g, "test".into(), None).unwrap();
+            // The whole hierarchy (chordal), then the cycling part of it the city keeps.
+            let t = &city.turns;
+            Cch::new(t.node_count(), &t.turn_from, &t.turn_to, &city.graph.order)
+                .check(None)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             city.cch
                 .check(None)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -203,8 +223,18 @@ fn avoidances_change_cycling_metrics_only_and_match_dijkstra() {
     );
     assert_eq!(city.active_avoidances(Some(500)), vec!["c".to_string()]);
     let model = city.model();
+    // The cycling hierarchy keeps only what cycling can ever use: every turn a cycling metric
+    // prices finite is among those, also the U-turns the closures made the way on at new dead ends.
+    let usable = quietway_engine::metric::cycling_can_use(&city.graph, &city.turns);
     for kind in MetricKind::ALL {
         let with = city.metric(kind, Some(50));
+        if kind.is_cycling() {
+            let w = with.input_weights.to_vec();
+            let beyond = (0..w.len())
+                .filter(|&i| w[i] < INF_WEIGHT && !usable[i])
+                .count();
+            assert_eq!(beyond, 0, "{kind:?}: finite turns cycling cannot use");
+        }
         for &a in &closed {
             let expect_closed = kind.is_cycling();
             assert_eq!(

@@ -132,6 +132,8 @@ impl Cch {
                 // no turn), and cycling cannot use many turns at all: a triangle improves a side
                 // only through arcs finite on that side, so only those are visited (a third of
                 // all the steps on New York). x's arcs are final: their bits are set.
+                // In a restricted hierarchy, (y, z) exists wherever both arcs at x are finite
+                // on the sides summed (else it would have been finite, hence kept).
                 if fxy < INF_WEIGHT {
                     // z → x → y: (x, z) downward, then (x, y) upward.
                     m.finite[1].for_each_in(xy as usize + 1, xe, |k| {
@@ -467,17 +469,25 @@ impl Cch {
                     // The triangle's arcs at x to the lower and the higher endpoint of b.
                     let (b, lo, hi) = if z > y {
                         // (y, z) in up(y): both lists ascend, so one forward walk finds them all.
-                        while self.up_head[yp] < z {
+                        while yp < ye && self.up_head[yp] < z {
                             yp += 1;
                         }
-                        debug_assert!(yp < ye && self.up_head[yp] == z);
+                        if yp == ye || self.up_head[yp] != z {
+                            // Only in a restricted hierarchy, where every sum through the
+                            // missing arc is infinite.
+                            debug_assert!(self.restricted);
+                            continue;
+                        }
                         (yp, au, i)
                     } else {
                         // Likewise (z, y) in down(y): the chordal supergraph holds it.
-                        while self.down_tail[dp] < z {
+                        while dp < de && self.down_tail[dp] < z {
                             dp += 1;
                         }
-                        debug_assert!(dp < de && self.down_tail[dp] == z);
+                        if dp == de || self.down_tail[dp] != z {
+                            debug_assert!(self.restricted);
+                            continue;
+                        }
                         (self.down_arc[dp] as usize, i, au)
                     };
                     let mine = b < e;

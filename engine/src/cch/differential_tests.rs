@@ -237,3 +237,94 @@ fn an_arcs_tail_is_the_node_whose_upward_list_holds_it() {
         }
     }
 }
+
+#[test]
+fn a_restricted_hierarchy_routes_as_the_full_one_on_the_arcs_it_may_use() {
+    for seed in seeds() {
+        eprintln!("restricted hierarchy seed {seed}");
+        let mut rng = Rng(seed ^ 0x00a1_10ed);
+        let (n, g, cch) = random_cch(&mut rng, 100, 300);
+        // A class of metrics that may use three input arcs in five (cycling: the ways a bicycle
+        // may use).
+        let usable: Vec<bool> = (0..g.weights.len()).map(|_| rng.below(5) < 3).collect();
+        let sub = cch.restricted(&usable);
+        assert!(sub.is_restricted() && sub.arc_count() <= cch.arc_count());
+        sub.check(None).unwrap();
+        // What such a metric is: its weights where usable, infinite elsewhere. The restricted
+        // hierarchy is given the unmasked weights and must ignore the rest itself.
+        let mask = |w: &[u32]| -> Vec<u32> {
+            w.iter()
+                .zip(&usable)
+                .map(|(&w, &u)| if u { w } else { INF_WEIGHT })
+                .collect()
+        };
+        let mut weights = g.weights.clone();
+        let mut metric = sub.customize(&weights);
+        let mut q = CchQuery::new(&sub);
+        for round in 0..4 {
+            if round > 0 {
+                let changes: Vec<(u32, u32)> = (0..1 + rng.below(20))
+                    .map(|_| {
+                        let a = rng.below(weights.len() as u64) as u32;
+                        let w = match rng.below(3) {
+                            0 => INF_WEIGHT,
+                            _ => 1 + rng.below(2000) as u32,
+                        };
+                        (a, w)
+                    })
+                    .collect();
+                for &(a, w) in &changes {
+                    weights[a as usize] = w;
+                }
+                let mut tasks = metric.clone();
+                sub.update_in_tasks(&mut tasks, &changes, Some(1 + rng.below(40) as u32));
+                sub.update(&mut metric, &changes);
+                let fresh = sub.customize(&weights);
+                assert_eq!(metric.fw, fresh.fw, "seed {seed} round {round}");
+                assert_eq!(metric.bw, fresh.bw, "seed {seed} round {round}");
+                assert_eq!(tasks.fw, fresh.fw, "seed {seed} round {round}");
+                assert_eq!(tasks.bw, fresh.bw, "seed {seed} round {round}");
+            }
+            sub.check_triangles(&metric).unwrap();
+            let masked = mask(&weights);
+            let on_full = cch.customize(&masked);
+            for i in 0..40 {
+                if i == 20 {
+                    metric.prepare_queries(&sub);
+                }
+                let (s, t) = (rng.below(n as u64) as u32, rng.below(n as u64) as u32);
+                let reference = reference_dijkstra(n, &g.tails, &g.heads, &masked, &[(s, 0)]);
+                q.reset()
+                    .add_source(s, 0, &sub)
+                    .add_target(t, 0, &sub)
+                    .run(&sub, &metric);
+                assert_eq!(
+                    q.distance(),
+                    reference[t as usize],
+                    "seed {seed}: {s} → {t}"
+                );
+                if q.distance() < INF_WEIGHT {
+                    let path = q.arc_path(&sub, &metric);
+                    assert_path(&g, &masked, s, t, &path, q.distance(), seed);
+                }
+            }
+            // Every arc kept has the full hierarchy's weights; every arc dropped is infinite there.
+            let mut kept = 0;
+            for x in 0..n {
+                for a in cch.up_first[x]..cch.up_first[x + 1] {
+                    let y = cch.up_head[a as usize];
+                    let b = sub.find_arc(x as u32, y);
+                    let (f, w) = (on_full.fw[a as usize], on_full.bw[a as usize]);
+                    match b {
+                        Some(b) => {
+                            kept += 1;
+                            assert_eq!((metric.fw[b as usize], metric.bw[b as usize]), (f, w));
+                        }
+                        None => assert_eq!((f, w), (INF_WEIGHT, INF_WEIGHT), "seed {seed}"),
+                    }
+                }
+            }
+            assert_eq!(kept, sub.arc_count());
+        }
+    }
+}

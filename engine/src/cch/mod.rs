@@ -67,6 +67,9 @@ pub struct Cch {
     roots: Vec<u32>,
     /// CCH arc → the input arcs mapped onto it (partial customization, unpacking).
     pub inputs_of: InputsByArc,
+    /// Whether this is a [`Cch::restricted`] hierarchy: a part of a chordal one, itself not
+    /// chordal (an arc can lack a triangle's third arc, where that arc could never be finite).
+    restricted: bool,
 }
 
 impl Cch {
@@ -246,6 +249,7 @@ impl Cch {
             child: vec![],
             roots: vec![],
             inputs_of: InputsByArc::default(),
+            restricted: false,
         };
         let (cf, c) = cch.children();
         cch.child_first = cf;
@@ -254,6 +258,133 @@ impl Cch {
             .filter(|&x| cch.etree_parent[x as usize] == u32::MAX)
             .collect();
         cch
+    }
+
+    /// The part of this hierarchy a class of metrics can use: the arcs that are finite on some
+    /// side when exactly the input arcs marked `usable` are (a customization with unit weights
+    /// tells), with the same nodes, order and elimination tree. Input arcs not usable map to no
+    /// arc, so a metric customized here is finite only where the full hierarchy would let it be,
+    /// and its weights equal the full hierarchy's on every arc kept: an arc dropped is infinite
+    /// both ways under any such metric, so every triangle through it sums to infinity. Cycling
+    /// cannot use half of New York's arcs (the walking network's), so its metrics customize,
+    /// update and store half as much here.
+    ///
+    /// The result is not chordal: where the third arc of a triangle was dropped, loops that
+    /// look it up skip the triangle. The elimination tree is the full hierarchy's, so every node
+    /// a search can reach upward is still an ancestor of its start.
+    pub fn restricted(&self, usable: &[bool]) -> Cch {
+        assert_eq!(usable.len(), self.input_cch_arc.len());
+        let unit: Vec<Weight> = usable
+            .iter()
+            .map(|&u| if u { 1 } else { INF_WEIGHT })
+            .collect();
+        let reach = self.customize(&unit);
+        let (fw, bw) = (reach.fw.to_vec(), reach.bw.to_vec());
+        drop(reach);
+        let n = self.node_count();
+        let mut new_id = vec![u32::MAX; self.arc_count()];
+        let mut up_first = Vec::with_capacity(n + 1);
+        up_first.push(0u32);
+        let mut up_head = Vec::new();
+        for x in 0..n {
+            for a in self.up_first[x] as usize..self.up_first[x + 1] as usize {
+                if fw[a] < INF_WEIGHT || bw[a] < INF_WEIGHT {
+                    new_id[a] = up_head.len() as u32;
+                    up_head.push(self.up_head[a]);
+                }
+            }
+            up_first.push(up_head.len() as u32);
+        }
+        drop((fw, bw));
+        let m = up_head.len();
+        let mut down_first = vec![0u32; n + 1];
+        for &y in &up_head {
+            down_first[y as usize + 1] += 1;
+        }
+        for y in 0..n {
+            down_first[y + 1] += down_first[y];
+        }
+        let mut fill = down_first.clone();
+        let (mut down_arc, mut down_tail) = (vec![0u32; m], vec![0u32; m]);
+        for x in 0..n {
+            for a in up_first[x]..up_first[x + 1] {
+                let y = up_head[a as usize] as usize;
+                down_arc[fill[y] as usize] = a;
+                down_tail[fill[y] as usize] = x as u32;
+                fill[y] += 1;
+            }
+        }
+        drop(fill);
+        let triangles = (0..n)
+            .map(|x| {
+                let k = (up_first[x + 1] - up_first[x]) as usize;
+                k * k.saturating_sub(1) / 2
+            })
+            .sum();
+        let input_cch_arc: Vec<u32> = self
+            .input_cch_arc
+            .iter()
+            .zip(usable)
+            .map(|(&a, &u)| {
+                if u && a != u32::MAX {
+                    new_id[a as usize]
+                } else {
+                    u32::MAX
+                }
+            })
+            .collect();
+        let mut cch = Cch {
+            order: self.order.clone(),
+            rank: self.rank.clone(),
+            up_first,
+            up_head,
+            etree_parent: self.etree_parent.clone(),
+            down_first,
+            down_arc,
+            down_tail,
+            triangles,
+            input_cch_arc,
+            input_upward: self.input_upward.clone(),
+            subtree_size: self.subtree_size.clone(),
+            child_first: self.child_first.clone(),
+            child: self.child.clone(),
+            roots: self.roots.clone(),
+            inputs_of: InputsByArc::default(),
+            restricted: true,
+        };
+        cch.inputs_of = cch.inputs_by_arc();
+        cch
+    }
+
+    /// The nodes of this hierarchy without its arcs: what a search on a pruned query graph reads
+    /// (ranks and the elimination tree), for a metric that keeps only that graph. It cannot be
+    /// customized.
+    pub fn lean(&self) -> Cch {
+        let n = self.node_count();
+        Cch {
+            order: self.order.clone(),
+            rank: self.rank.clone(),
+            up_first: vec![0; n + 1],
+            up_head: vec![],
+            etree_parent: self.etree_parent.clone(),
+            down_first: vec![0; n + 1],
+            down_arc: vec![],
+            down_tail: vec![],
+            triangles: 0,
+            input_cch_arc: vec![],
+            input_upward: vec![],
+            subtree_size: vec![],
+            child_first: vec![],
+            child: vec![],
+            roots: vec![],
+            inputs_of: InputsByArc::default(),
+            restricted: true,
+        }
+    }
+
+    /// Whether this is a [`Cch::restricted`] hierarchy.
+    pub fn is_restricted(&self) -> bool {
+        self.restricted
     }
 
     pub fn node_count(&self) -> usize {
@@ -458,6 +589,11 @@ impl Cch {
             }
             if list.iter().any(|&y| y as usize <= x) {
                 return Err(format!("rank {x} has a non-upward arc"));
+            }
+            if self.restricted {
+                // Neither chordal nor with parents among its arcs: the full hierarchy's are
+                // checked where it is built.
+                return Ok(());
             }
             match list.first() {
                 Some(&p) if self.etree_parent[x] != p => {

@@ -190,6 +190,10 @@ impl Cch {
                                 continue;
                             }
                             let b = pos[self.up_head[xz] as usize] as usize;
+                            if b.wrapping_sub(s) >= e - s {
+                                // Not an arc of y (a restricted hierarchy's missing arc).
+                                continue;
+                            }
                             // SAFETY: `b` is an arc of `y`, owned by this task; the kept indices
                             // are in bounds of their lists.
                             unsafe {
@@ -265,6 +269,11 @@ impl Cch {
                         for xz in xy + 1..xe {
                             let b = *pos.get_unchecked(*self.up_head.get_unchecked(xz) as usize)
                                 as usize;
+                            // A restricted hierarchy may lack (y, z): every sum through it is
+                            // infinite then, and `pos` holds another node's arc.
+                            if b.wrapping_sub(s) >= e - s {
+                                continue;
+                            }
                             let (fb, bb) = (*raw.fw.add(b), *raw.bw.add(b));
                             let (fxy, bxy) = (*raw.fw.add(xy), *raw.bw.add(xy));
                             let (fxz, bxz) = (*raw.fw.add(xz), *raw.bw.add(xz));

@@ -13,7 +13,15 @@ impl City {
             let st = self.state.read().unwrap();
             (st.arc_changes.clone(), st.turn_bans.clone())
         };
-        let base = customize_all(&self.graph, &self.turns, &self.cch, &model, &changes, &bans);
+        let base = customize_all(
+            &self.graph,
+            &self.turns,
+            &self.cch,
+            None,
+            &model,
+            &changes,
+            &bans,
+        );
         let mut st = self.state.write().unwrap();
         st.model = Arc::new(model);
         st.base = base;
@@ -26,7 +34,8 @@ impl City {
         let old = self.state.read().unwrap().base[kind as usize].clone();
         let m = Arc::new(CityMetric {
             arc_weights: old.arc_weights.clone(),
-            hierarchy: self.cch.customize(&old.input_weights.to_vec()),
+            hierarchy: old.cch.customize(&old.input_weights.to_vec()),
+            cch: old.cch.clone(),
         });
         self.state.write().unwrap().base[kind as usize] = m;
     }
@@ -39,7 +48,7 @@ impl City {
         if m.pruned.get().is_none()
             && m.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == PRUNE_AFTER_USES
         {
-            let (cch, m) = (self.cch.clone(), m.clone());
+            let (cch, m) = (m.cch.clone(), m.clone());
             rayon::spawn(move || {
                 m.prepare_queries(&cch);
             });
@@ -50,7 +59,7 @@ impl City {
     pub fn prepare_base_metrics(&self) {
         let base = self.state.read().unwrap().base.clone();
         for m in base {
-            m.prepare_queries(&self.cch);
+            m.prepare_queries(&m.cch);
         }
     }
 
@@ -305,10 +314,11 @@ impl City {
             }
         }
         let mut hierarchy = old.hierarchy.clone();
-        self.cch.update(&mut hierarchy, &updates);
+        old.cch.update(&mut hierarchy, &updates);
         CityMetric {
             arc_weights,
             hierarchy,
+            cch: old.cch.clone(),
         }
     }
 }

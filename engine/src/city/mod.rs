@@ -107,6 +107,10 @@ pub enum ArcChange {
 pub struct CityMetric {
     pub arc_weights: Vec<Weight>,
     pub hierarchy: CustomizedMetric,
+    /// The hierarchy `hierarchy` is customized on: the cycling one ([`City::cch`]) for cycling
+    /// metrics; for walking, whose metric keeps only its pruned query graph, the nodes alone
+    /// ([`Cch::lean`]).
+    pub cch: Arc<Cch>,
 }
 
 impl std::ops::Deref for CityMetric {
@@ -140,6 +144,10 @@ pub struct City {
     pub graph_version: String,
     /// The turn model the hierarchy runs on (routing node = arc, input arc = turn).
     pub turns: TurnGraph,
+    /// The cycling metrics' hierarchy: the part of the turn graph's hierarchy that cycling can use
+    /// ([`Cch::restricted`] to [`crate::metric::cycling_can_use`]). Walking's metric is
+    /// customized on the whole hierarchy, built for it at load and on a model change and then
+    /// let go (see [`CityMetric::cch`]).
     pub cch: Arc<Cch>,
     pub adjacency: Adjacency,
     pub snap_index: SnapIndex,
@@ -192,18 +200,27 @@ impl City {
         }
         let model = model.unwrap_or_default();
         model.validate()?;
-        let cch = Arc::new(Cch::new(
+        let full = Cch::new(
             turns.node_count(),
             &turns.turn_from,
             &turns.turn_to,
             &graph.order,
-        ));
+        );
+        let cch = Arc::new(full.restricted(&crate::metric::cycling_can_use(&graph, &turns)));
         let adjacency = Adjacency::new(graph.node_count(), &graph.edge_tail, &graph.edge_head);
         let snap_index = SnapIndex::new(&graph);
         let way_arcs = arcs_by_way(&graph);
         let arc_changes = HashMap::new();
         let turn_bans = std::collections::HashSet::new();
-        let base = customize_all(&graph, &turns, &cch, &model, &arc_changes, &turn_bans);
+        let base = customize_all(
+            &graph,
+            &turns,
+            &cch,
+            Some(full),
+            &model,
+            &arc_changes,
+            &turn_bans,
+        );
         let well_connected = [
             well_connected_by_turns(&graph, &turns, &base[MetricKind::DirectDay as usize]),
             well_connected_edges(&graph, &adjacency, |a| graph.arc_attrs[a as usize].foot()),
@@ -266,7 +283,10 @@ impl City {
         let mut out = vec![
             ("graph".to_string(), graph),
             ("turn model".to_string(), self.turns.memory_bytes()),
-            ("hierarchy topology".to_string(), self.cch.memory_bytes()),
+            (
+                "hierarchy topology".to_string(),
+                self.cch.memory_bytes() + self.walking_nodes_bytes(),
+            ),
             (
                 "inputs by hierarchy arc".to_string(),
                 self.cch.inputs_of.memory_bytes(),
@@ -290,6 +310,19 @@ impl City {
         out.push((format!("{count} metrics: unpacking (kept arcs)"), unpacking));
         out.push((format!("{count} metrics: pruned query graphs"), pruned));
         out
+    }
+}
+
+impl City {
+    /// Bytes of walking's node-only hierarchy.
+    fn walking_nodes_bytes(&self) -> usize {
+        let st = self.state.read().unwrap();
+        let walking = &st.base[MetricKind::Walking as usize].cch;
+        if Arc::ptr_eq(walking, &self.cch) {
+            0
+        } else {
+            walking.memory_bytes()
+        }
     }
 }
 
@@ -372,15 +405,28 @@ fn changed_weight(
     }
 }
 
+/// Every metric, customized: the cycling ones on `cch` (the cycling hierarchy), walking on `full`,
+/// the whole hierarchy (built here when not given), which it leaves once its query graph is
+/// pruned.
 fn customize_all(
     g: &CityGraph,
     turns: &TurnGraph,
-    cch: &Cch,
+    cch: &Arc<Cch>,
+    full: Option<Cch>,
     model: &WeightingModel,
     changes: &HashMap<ArcId, ArcChange>,
     bans: &std::collections::HashSet<u32>,
 ) -> Vec<Arc<CityMetric>> {
     use rayon::prelude::*;
+    let full = full.unwrap_or_else(|| {
+        Cch::new(
+            turns.node_count(),
+            &turns.turn_from,
+            &turns.turn_to,
+            &g.order,
+        )
+    });
+    let lean = Arc::new(full.lean());
     MetricKind::ALL
         .par_iter()
         .map(|&kind| {
@@ -393,18 +439,22 @@ fn customize_all(
                     turn_weights[2 * t as usize] = INF_WEIGHT;
                 }
             }
-            let hierarchy = cch.customize(&turn_weights);
             // Walking never changes live (reports and avoidances are for cycling), so it keeps
-            // only what queries read.
-            let hierarchy = if kind.is_cycling() {
+            // only what queries read, and needs no hierarchy beyond its nodes.
+            let (hierarchy, cch) = if kind.is_cycling() {
+                let hierarchy = cch.customize(&turn_weights);
                 hierarchy.prepare_queries(cch);
-                hierarchy
+                (hierarchy, cch.clone())
             } else {
-                hierarchy.query_only(cch)
+                (
+                    full.customize(&turn_weights).query_only(&full),
+                    lean.clone(),
+                )
             };
             Arc::new(CityMetric {
                 arc_weights,
                 hierarchy,
+                cch,
             })
         })
         .collect()

@@ -399,10 +399,11 @@ impl City {
             }
         }
         let mut hierarchy = metric.hierarchy.clone();
-        self.cch.update(&mut hierarchy, &updates);
+        metric.cch.update(&mut hierarchy, &updates);
         let m = Arc::new(CityMetric {
             arc_weights: metric.arc_weights.clone(),
             hierarchy,
+            cch: metric.cch.clone(),
         });
         let mut cache = self.turn_back_cache.lock().unwrap();
         // Oldest first out; entries whose base metric is gone go too.
@@ -658,7 +659,7 @@ impl City {
                 let w = aw[arc as usize];
                 let beyond = w - part(w, f);
                 for n in self.turns.nodes_of_arc(arc) {
-                    q.add_target(n, add(offset - beyond, x), &self.cch);
+                    q.add_target(n, add(offset - beyond, x), &metric.cch);
                 }
             }
         }
@@ -685,9 +686,9 @@ impl City {
             }
         }
         for s in &seeds {
-            q.add_source(s.0, s.1, &self.cch);
+            q.add_source(s.0, s.1, &metric.cch);
         }
-        q.run(&self.cch, &metric.hierarchy);
+        q.run(&metric.cch, &metric.hierarchy);
         let found = q.distance();
         let mut best = if found < INF_WEIGHT {
             found.saturating_sub(offset)
@@ -728,7 +729,7 @@ impl City {
         if best >= INF_WEIGHT {
             return None;
         }
-        let (src, tgt) = q.endpoints(&self.cch)?;
+        let (src, tgt) = q.endpoints(&metric.cch)?;
         // The seed the search used at the path's first node: the cheapest one there.
         let &(_, _, first_arc, first_from, start_at, start_extra) =
             seeds.iter().filter(|s| s.0 == src).min_by_key(|s| s.1)?;
@@ -736,7 +737,7 @@ impl City {
         // The end on the target's arc the search reached: the cheapest with its extra.
         let &(_, end_f, end_at, end_extra) =
             ends.iter().filter(|e| e.0 == tgt_arc).min_by_key(|e| e.3)?;
-        let path = q.arc_path(&self.cch, &metric.hierarchy);
+        let path = q.arc_path(&metric.cch, &metric.hierarchy);
         let mut pieces = Vec::with_capacity(path.len() + 2);
         let node_arc = &self.turns.node_arc;
         if src == first_arc && path.is_empty() {

@@ -574,3 +574,19 @@ impl WeightingModel {
         (v.round() as Weight).min(INF_WEIGHT - 1)
     }
 }
+
+/// The input arcs (turns, `2t`) a cycling metric can ever make finite: those into an arc a
+/// bicycle may use, ridden or pushed, and not closed to bicycles at the junction, as
+/// [`WeightingModel::turn_weights_at`] prices them. U-turns count: closing an arc can make a dead end
+/// where turning back becomes the way on. This depends on the graph alone, so the cycling
+/// hierarchy restricted to it ([`crate::cch::Cch::restricted`]) serves any model, arc change,
+/// ban or avoidance.
+pub fn cycling_can_use(g: &CityGraph, turns: &TurnGraph) -> Vec<bool> {
+    let mut usable = vec![false; 2 * turns.turn_count()];
+    for t in 0..turns.turn_count() {
+        let b = turns.node_arc[turns.turn_to[t] as usize];
+        usable[2 * t] = g.arc_attrs[b as usize].bike() != BikeAccess::No
+            && turns.turn_flags[t] & turn_flags::NO_BIKE == 0;
+    }
+    usable
+}
