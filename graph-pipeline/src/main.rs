@@ -200,6 +200,12 @@ fn run() -> Result<(), String> {
         turns.node_count() as u64,
     );
     graph.order = quietway_engine::order::turn_graph_order(&turns, &graph);
+    progress.phase(
+        "ordering the cycling turns for their own hierarchy",
+        turns.node_count() as u64,
+    );
+    let usable = quietway_engine::metric::cycling_can_use(&graph, &turns);
+    graph.cycling_order = quietway_engine::order::cycling_order(&turns, &graph, &usable);
 
     progress.phase("writing the graph", 0);
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;

@@ -201,6 +201,8 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         &quietway_engine::turns::stored_restrictions(&graph),
     );
     graph.order = quietway_engine::order::turn_graph_order(&turns, &graph);
+    let usable = quietway_engine::metric::cycling_can_use(&graph, &turns);
+    graph.cycling_order = quietway_engine::order::cycling_order(&turns, &graph, &usable);
     drop(turns);
     let build_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();

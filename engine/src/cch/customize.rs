@@ -31,13 +31,7 @@ impl Cch {
             inputs: input_weights.as_ptr(),
             finite: [AtomicBits::new(m), AtomicBits::new(m)],
         };
-        let roots = self.roots();
-        rayon::scope(|s| {
-            for &r in roots {
-                let raw = &raw;
-                s.spawn(move |_| self.customize_subtree(r, raw));
-            }
-        });
+        self.for_each_root(|r| self.customize_subtree(r, &raw));
         // Stored in shared chunks, so the metrics derived from this one by live changes copy only
         // what they change (crate::cch::cow).
         let (fw, bw) = rayon::join(|| CowVec::from_slice(&fw), || CowVec::from_slice(&bw));

@@ -110,6 +110,39 @@ impl Cch {
         cch
     }
 
+    /// [`Cch::new`] on the input edges some of whose input arcs are `usable` (`2e`, `2e + 1` as
+    /// there), in input-arc ids of all the edges: the others map to no arc. The cycling hierarchy
+    /// is built this way on the turns a bicycle can use, in its own order.
+    pub fn on_inputs(
+        node_count: usize,
+        tails: &[NodeId],
+        heads: &[NodeId],
+        order: &[NodeId],
+        usable: &[bool],
+    ) -> Cch {
+        assert_eq!(usable.len(), 2 * tails.len());
+        let kept: Vec<usize> = (0..tails.len())
+            .filter(|&e| usable[2 * e] || usable[2 * e + 1])
+            .collect();
+        let t: Vec<NodeId> = kept.iter().map(|&e| tails[e]).collect();
+        let h: Vec<NodeId> = kept.iter().map(|&e| heads[e]).collect();
+        let mut cch = Cch::new(node_count, &t, &h, order);
+        let mut input_cch_arc = vec![u32::MAX; usable.len()];
+        let mut input_upward = vec![false; usable.len()];
+        for (i, &e) in kept.iter().enumerate() {
+            for d in 0..2 {
+                if usable[2 * e + d] {
+                    input_cch_arc[2 * e + d] = cch.input_cch_arc[2 * i + d];
+                    input_upward[2 * e + d] = cch.input_upward[2 * i + d];
+                }
+            }
+        }
+        cch.input_cch_arc = input_cch_arc;
+        cch.input_upward = input_upward;
+        cch.inputs_of = cch.inputs_by_arc();
+        cch
+    }
+
     /// Elimination-tree children (CSR): (first, child ranks).
     fn children(&self) -> (Vec<u32>, Vec<u32>) {
         let n = self.node_count();
@@ -560,6 +593,24 @@ impl Cch {
     /// Roots of the elimination forest.
     fn roots(&self) -> &[u32] {
         &self.roots
+    }
+
+    /// Calls `f` on every root of the elimination forest, in parallel: a task per root of a large
+    /// subtree, and one task for all the small ones (the cycling hierarchy's order puts thousands
+    /// of lone nodes first, the routing nodes no cycling turn touches).
+    fn for_each_root(&self, f: impl Fn(u32) + Sync) {
+        let f = &f;
+        let large = |r: u32| self.subtree_size[r as usize] >= PARALLEL_NODES;
+        rayon::scope(|s| {
+            s.spawn(move |_| {
+                for &r in self.roots.iter().filter(|&&r| !large(r)) {
+                    f(r);
+                }
+            });
+            for &r in self.roots.iter().filter(|&&r| large(r)) {
+                s.spawn(move |_| f(r));
+            }
+        });
     }
 
     /// Follows the single-child chain down from `root` to the first node with several children (or

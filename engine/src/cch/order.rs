@@ -861,12 +861,7 @@ impl<'a> FlowCutter<'a> {
 /// The CCH order of a turn graph's routing nodes: nested dissection of the junction graph by edge
 /// cuts ([`order_line_graph`]), which keeps each junction's turns inside one cell.
 pub fn turn_graph_order(turns: &TurnGraph, g: &CityGraph) -> Vec<u32> {
-    let coords: Vec<[f64; 2]> = (0..g.node_count())
-        .map(|v| {
-            let [lon, lat] = g.node_lon_lat(v as NodeId);
-            [lon * lat.to_radians().cos().max(0.1), lat]
-        })
-        .collect();
+    let coords = junction_coords(g);
     let pairs: Vec<(u32, u32)> = turns
         .node_arc
         .iter()
@@ -881,6 +876,56 @@ pub fn turn_graph_order(turns: &TurnGraph, g: &CityGraph) -> Vec<u32> {
         degree[t as usize] += 1;
     }
     order_line_graph(g.node_count(), &coords, &pairs, &degree)
+}
+
+/// Junction coordinates for the dissection (longitude scaled by the cosine of the latitude).
+fn junction_coords(g: &CityGraph) -> Vec<[f64; 2]> {
+    (0..g.node_count())
+        .map(|v| {
+            let [lon, lat] = g.node_lon_lat(v as NodeId);
+            [lon * lat.to_radians().cos().max(0.1), lat]
+        })
+        .collect()
+}
+
+/// The order of the cycling hierarchy: the routing nodes no turn in `usable` (input arcs `2t`, see
+/// [`crate::metric::cycling_can_use`]) touches first, where they stay without arcs, then
+/// [`order_line_graph`] of the turn graph of the usable turns alone. Cut for cycling, its
+/// separators count only the routing nodes a bicycle can use (a sidewalk costs a cut nothing),
+/// where the whole turn graph's order cuts for walking and cycling at once: on New York the
+/// cycling hierarchy has 1.13 M arcs in its own order against 1.32 M in the whole one's, and
+/// customizes in 20 ms against 23.
+pub fn cycling_order(turns: &TurnGraph, g: &CityGraph, usable: &[bool]) -> Vec<u32> {
+    let n = turns.node_count();
+    let mut cycling = vec![false; n];
+    for t in 0..turns.turn_count() {
+        if usable[2 * t] {
+            cycling[turns.turn_from[t] as usize] = true;
+            cycling[turns.turn_to[t] as usize] = true;
+        }
+    }
+    let ids: Vec<u32> = (0..n as u32).filter(|&x| cycling[x as usize]).collect();
+    let mut local = vec![u32::MAX; n];
+    for (i, &x) in ids.iter().enumerate() {
+        local[x as usize] = i as u32;
+    }
+    let pairs: Vec<(u32, u32)> = ids
+        .iter()
+        .map(|&x| {
+            let a = turns.node_arc[x as usize];
+            let (t, h) = (g.arc_tail(a), g.arc_head(a));
+            (t.min(h), t.max(h))
+        })
+        .collect();
+    let mut degree = vec![0u32; ids.len()];
+    for t in (0..turns.turn_count()).filter(|&t| usable[2 * t]) {
+        degree[local[turns.turn_from[t] as usize] as usize] += 1;
+        degree[local[turns.turn_to[t] as usize] as usize] += 1;
+    }
+    let inner = order_line_graph(g.node_count(), &junction_coords(g), &pairs, &degree);
+    let mut order: Vec<u32> = (0..n as u32).filter(|&x| !cycling[x as usize]).collect();
+    order.extend(inner.iter().map(|&i| ids[i as usize]));
+    order
 }
 
 #[cfg(test)]

@@ -74,13 +74,7 @@ impl Cch {
             fw: pf.as_mut_ptr(),
             bw: pb.as_mut_ptr(),
         };
-        let roots = self.roots();
-        rayon::scope(|s| {
-            for &r in roots {
-                let raw = &raw;
-                s.spawn(move |_| self.perfect_subtree(r, raw));
-            }
-        });
+        self.for_each_root(|r| self.perfect_subtree(r, &raw));
         let n = self.node_count();
         let build = |basic: &[Weight], perfect: &[Weight]| {
             let mut first = Vec::with_capacity(n + 1);
@@ -97,16 +91,28 @@ impl Cch {
             }
             (first, arcs, ids)
         };
-        let (fw_first, fw_arcs, fw_cch) = build(&basic_fw, &pf);
-        let (bw_first, bw_arcs, bw_cch) = build(&basic_bw, &pb);
+        let (fw_first, mut fw_arcs, fw_cch) = build(&basic_fw, &pf);
+        let (bw_first, mut bw_arcs, bw_cch) = build(&basic_bw, &pb);
+        drop((pf, pb));
+        let (mut fw_unpack, mut bw_unpack) =
+            self.unpacking_entries(metric, &basic_fw, &basic_bw, &fw_cch, &bw_cch);
+        let (mut fw_first, mut bw_first) = (fw_first, bw_first);
+        if self.restricted {
+            drop_unentried(
+                [&mut fw_first, &mut bw_first],
+                [&mut fw_arcs, &mut bw_arcs],
+                [&mut fw_unpack, &mut bw_unpack],
+            );
+        }
+        debug_assert!(
+            fw_unpack.iter().chain(&bw_unpack).all(|e| e[0] != NO_ENTRY),
+            "a kept arc without an unpacking entry"
+        );
         let first = fw_first
             .into_iter()
             .zip(bw_first)
             .map(|(f, b)| [f, b])
             .collect();
-        drop((pf, pb));
-        let (fw_unpack, bw_unpack) =
-            self.unpacking_entries(metric, &basic_fw, &basic_bw, &fw_cch, &bw_cch);
         PrunedGraph {
             first,
             fw_arcs,
@@ -218,10 +224,6 @@ impl Cch {
                     }
                 })
             });
-        debug_assert!(
-            fw_unpack.iter().chain(&bw_unpack).all(|e| e[0] != NO_ENTRY),
-            "a kept arc without an unpacking entry"
-        );
         (fw_unpack, bw_unpack)
     }
 
@@ -325,3 +327,88 @@ struct RawPair {
 // SAFETY: shared only inside `prune`, where tasks touch disjoint arc ranges.
 unsafe impl Sync for RawPair {}
 unsafe impl Send for RawPair {}
+
+/// On a restricted hierarchy perfect customization can miss an improvement (through an arc dropped
+/// there because it is infinite bottom-up, though not through higher nodes) and keep an arc whose
+/// weight exceeds the distance between its ends. Such an arc is on no shortest path (a path through
+/// it is longer than one through its ends' distance), and the arcs its weight came from may be
+/// gone. The kept arcs without an unpacking entry, and those whose entry names one of them, and so
+/// on, are taken out of the lists `[fw, bw]`, and the entries renumbered. An arc of true distance
+/// is never among them: its triangle's arcs are of true distance too. (On New York, 0.7 % of the
+/// arcs.)
+fn drop_unentried(
+    first: [&mut Vec<u32>; 2],
+    arcs: [&mut Vec<[u32; 2]>; 2],
+    unpack: [&mut Vec<[u32; 2]>; 2],
+) {
+    // A triangle's entry is [bw arc, fw arc]; an input's has the flag bit (NO_ENTRY has it too).
+    let triangle = |e: [u32; 2]| e[0] & INPUT_BIT == 0;
+    let mut bad: [Vec<bool>; 2] =
+        [0, 1].map(|s| unpack[s].iter().map(|e| e[0] == NO_ENTRY).collect());
+    loop {
+        let mut changed = false;
+        for side in 0..2 {
+            for k in 0..unpack[side].len() {
+                let e = unpack[side][k];
+                if !bad[side][k] && triangle(e) && (bad[1][e[0] as usize] || bad[0][e[1] as usize])
+                {
+                    bad[side][k] = true;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    if bad.iter().all(|b| !b.contains(&true)) {
+        return;
+    }
+    // New index of each kept arc per side (`u32::MAX` if dropped).
+    let new_index: [Vec<u32>; 2] = [0, 1].map(|s| {
+        let mut next = 0u32;
+        bad[s]
+            .iter()
+            .map(|&b| {
+                if b {
+                    u32::MAX
+                } else {
+                    next += 1;
+                    next - 1
+                }
+            })
+            .collect()
+    });
+    let [first_fw, first_bw] = first;
+    for (side, first) in [first_fw, first_bw].into_iter().enumerate() {
+        let old = first.clone();
+        let mut kept = 0u32;
+        for x in 0..old.len() - 1 {
+            first[x] = kept;
+            kept += (old[x]..old[x + 1])
+                .filter(|&k| !bad[side][k as usize])
+                .count() as u32;
+        }
+        *first.last_mut().unwrap() = kept;
+    }
+    let [arcs_fw, arcs_bw] = arcs;
+    let [unpack_fw, unpack_bw] = unpack;
+    for (side, (arcs, unpack)) in [(arcs_fw, unpack_fw), (arcs_bw, unpack_bw)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut k = 0;
+        arcs.retain(|_| {
+            k += 1;
+            !bad[side][k - 1]
+        });
+        let mut k = 0;
+        unpack.retain(|_| {
+            k += 1;
+            !bad[side][k - 1]
+        });
+        for e in unpack.iter_mut().filter(|e| triangle(**e)) {
+            *e = [new_index[1][e[0] as usize], new_index[0][e[1] as usize]];
+        }
+    }
+}

@@ -206,7 +206,20 @@ impl City {
             &turns.turn_to,
             &graph.order,
         );
-        let cch = Arc::new(full.restricted(&crate::metric::cycling_can_use(&graph, &turns)));
+        let usable = crate::metric::cycling_can_use(&graph, &turns);
+        if graph.cycling_order.len() != turns.node_count() {
+            graph.cycling_order = crate::cch::order::cycling_order(&turns, &graph, &usable);
+        }
+        let cch = Arc::new(
+            Cch::on_inputs(
+                turns.node_count(),
+                &turns.turn_from,
+                &turns.turn_to,
+                &graph.cycling_order,
+                &usable,
+            )
+            .restricted(&usable),
+        );
         let adjacency = Adjacency::new(graph.node_count(), &graph.edge_tail, &graph.edge_head);
         let snap_index = SnapIndex::new(&graph);
         let way_arcs = arcs_by_way(&graph);

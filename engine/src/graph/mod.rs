@@ -305,6 +305,10 @@ pub struct CityGraph {
     /// A nested-dissection order of the turn model's routing nodes (rank → routing node, see
     /// `turns`), metric independent; empty if not computed.
     pub order: Vec<NodeId>,
+    /// The same for the cycling hierarchy (see `cch::order::cycling_order`): the routing nodes no
+    /// cycling turn touches first, then a nested-dissection order of the cycling turn graph; empty
+    /// if not computed (a graph file from before it is ordered at load).
+    pub cycling_order: Vec<NodeId>,
     /// Per edge: the seconds its crossing takes when the map says so (a ferry's `duration`, shared
     /// among the ferry's edges by length), else 0 (timed from length and speed).
     pub edge_duration_s: Vec<f32>,
@@ -531,14 +535,17 @@ impl CityGraph {
         {
             return Err("turn restrictions are inconsistent".into());
         }
-        if !self.order.is_empty() {
+        for order in [&self.order, &self.cycling_order] {
+            if order.is_empty() {
+                continue;
+            }
             // Ranks the turn model's routing nodes: every arc, then copies made for restrictions.
-            let m = self.order.len();
-            if m < self.arc_count() {
+            let m = order.len();
+            if m < self.arc_count() || (!self.order.is_empty() && m != self.order.len()) {
                 return Err("routing node order has the wrong length".into());
             }
             let mut seen = vec![false; m];
-            for &v in &self.order {
+            for &v in order {
                 if v as usize >= m || std::mem::replace(&mut seen[v as usize], true) {
                     return Err("routing node order is not a permutation".into());
                 }
