@@ -32,9 +32,17 @@ impl City {
     /// Full re-customization of one metric from its current input weights (for benchmarks).
     pub fn recustomize(&self, kind: MetricKind) {
         let old = self.state.read().unwrap().base[kind as usize].clone();
+        let weights = old.input_weights.to_vec();
+        let hierarchy = if old.has_shortcut_weights() {
+            old.cch.customize(&weights)
+        } else {
+            // Walking's metric keeps only its nodes: customized on the whole hierarchy again.
+            let whole = whole_hierarchy(&self.graph, &self.turns);
+            whole.customize(&weights).query_only(&whole)
+        };
         let m = Arc::new(CityMetric {
             arc_weights: old.arc_weights.clone(),
-            hierarchy: old.cch.customize(&old.input_weights.to_vec()),
+            hierarchy,
             cch: old.cch.clone(),
         });
         self.state.write().unwrap().base[kind as usize] = m;

@@ -144,10 +144,11 @@ pub struct City {
     pub graph_version: String,
     /// The turn model the hierarchy runs on (routing node = arc, input arc = turn).
     pub turns: TurnGraph,
-    /// The cycling metrics' hierarchy: the part of the turn graph's hierarchy that cycling can use
-    /// ([`Cch::restricted`] to [`crate::metric::cycling_can_use`]). Walking's metric is
-    /// customized on the whole hierarchy, built for it at load and on a model change and then
-    /// let go (see [`CityMetric::cch`]).
+    /// The cycling metrics' hierarchy: the turns a bicycle can use ([`crate::metric::cycling_can_use`])
+    /// in their own order ([`crate::cch::order::cycling_order`], stored in the graph file), built
+    /// on those turns alone ([`Cch::on_inputs`]) and [`Cch::restricted`] to the arcs that can be
+    /// finite. Walking's metric is customized on the whole turn graph's hierarchy, built for it at
+    /// load and on a model change and then let go (see [`CityMetric::cch`]).
     pub cch: Arc<Cch>,
     pub adjacency: Adjacency,
     pub snap_index: SnapIndex,
@@ -200,12 +201,7 @@ impl City {
         }
         let model = model.unwrap_or_default();
         model.validate()?;
-        let full = Cch::new(
-            turns.node_count(),
-            &turns.turn_from,
-            &turns.turn_to,
-            &graph.order,
-        );
+        let full = whole_hierarchy(&graph, &turns);
         let usable = crate::metric::cycling_can_use(&graph, &turns);
         if graph.cycling_order.len() != turns.node_count() {
             graph.cycling_order = crate::cch::order::cycling_order(&turns, &graph, &usable);
@@ -418,6 +414,17 @@ fn changed_weight(
     }
 }
 
+/// The hierarchy of the whole turn graph, in the graph's order: walking's metric is customized on
+/// it, then keeps only its nodes.
+fn whole_hierarchy(g: &CityGraph, turns: &TurnGraph) -> Cch {
+    Cch::new(
+        turns.node_count(),
+        &turns.turn_from,
+        &turns.turn_to,
+        &g.order,
+    )
+}
+
 /// Every metric, customized: the cycling ones on `cch` (the cycling hierarchy), walking on `full`,
 /// the whole hierarchy (built here when not given), which it leaves once its query graph is
 /// pruned.
@@ -431,14 +438,7 @@ fn customize_all(
     bans: &std::collections::HashSet<u32>,
 ) -> Vec<Arc<CityMetric>> {
     use rayon::prelude::*;
-    let full = full.unwrap_or_else(|| {
-        Cch::new(
-            turns.node_count(),
-            &turns.turn_from,
-            &turns.turn_to,
-            &g.order,
-        )
-    });
+    let full = full.unwrap_or_else(|| whole_hierarchy(g, turns));
     let lean = Arc::new(full.lean());
     MetricKind::ALL
         .par_iter()
