@@ -134,10 +134,10 @@ impl Cch {
                         let b =
                             *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
                         let r = add(*m.bw.add(k), fxy);
-                        // Improvements are rare: a predicted branch beats writing every minimum.
-                        if r < *m.bw.add(b) {
-                            *m.bw.add(b) = r;
-                        }
+                        // The minimum written every time: with only finite sides visited,
+                        // improvements are frequent enough that a branch on them mispredicted
+                        // (19.2-19.5 ms against 15.1-15.4 in alternated runs on New York).
+                        *m.bw.add(b) = r.min(*m.bw.add(b));
                     });
                 }
                 if bxy < INF_WEIGHT {
@@ -146,9 +146,7 @@ impl Cch {
                         let b =
                             *pos.get_unchecked(*self.up_head.get_unchecked(k) as usize) as usize;
                         let f = add(bxy, *m.fw.add(k));
-                        if f < *m.fw.add(b) {
-                            *m.fw.add(b) = f;
-                        }
+                        *m.fw.add(b) = f.min(*m.fw.add(b));
                     });
                 }
             }
