@@ -932,6 +932,19 @@ pub fn cycling_order(turns: &TurnGraph, g: &CityGraph, usable: &[bool]) -> Vec<u
 mod tests {
     use super::*;
 
+    /// A city where no turn is usable (a cycling order of a walking-only map): nothing to order,
+    /// and a hierarchy on no inputs that customizes to nothing.
+    #[test]
+    fn an_empty_line_graph_orders_to_nothing() {
+        let coords = vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
+        assert!(order_line_graph(3, &coords, &[], &[]).is_empty());
+        let cch = crate::cch::Cch::on_inputs(2, &[0], &[1], &[0, 1], &[false, false]);
+        assert_eq!(cch.arc_count(), 0);
+        let m = cch.customize(&[5, 5]);
+        assert_eq!(m.fw.len(), 0);
+        m.prepare_queries(&cch);
+    }
+
     /// Three 10×10 grid towns of two-way streets side by side (A, B, C from west to east), joined
     /// by the given streets between the towns' facing edges: (from town, row, two-way). Returns the
     /// order of the line graph and the line nodes of the joining streets.
