@@ -205,13 +205,6 @@ impl Cch {
             up_first.push(up_head.len() as u32);
         }
         drop(up);
-        let m = up_head.len();
-        let mut arc_tail = vec![0u32; m];
-        for x in 0..n {
-            for a in up_first[x]..up_first[x + 1] {
-                arc_tail[a as usize] = x as u32;
-            }
-        }
         let find_arc = |lo: u32, hi: u32| -> u32 {
             let (s, e) = (
                 up_first[lo as usize] as usize,
@@ -222,29 +215,8 @@ impl Cch {
                     .binary_search(&hi)
                     .expect("chordal supergraph arc") as u32
         };
-        // Downward arcs per upper endpoint; filling in arc order sorts each list by lower endpoint.
-        let mut down_first = vec![0u32; n + 1];
-        for &y in &up_head {
-            down_first[y as usize + 1] += 1;
-        }
-        for y in 0..n {
-            down_first[y + 1] += down_first[y];
-        }
-        let mut fill = down_first.clone();
-        let mut down_arc = vec![0u32; m];
-        let mut down_tail = vec![0u32; m];
-        for (a, &y) in up_head.iter().enumerate() {
-            down_arc[fill[y as usize] as usize] = a as u32;
-            down_tail[fill[y as usize] as usize] = arc_tail[a];
-            fill[y as usize] += 1;
-        }
-        drop((fill, arc_tail));
-        let triangles = (0..n)
-            .map(|x| {
-                let k = (up_first[x + 1] - up_first[x]) as usize;
-                k * k.saturating_sub(1) / 2
-            })
-            .sum();
+        let (down_first, down_arc, down_tail) = downward_lists(&up_first, &up_head);
+        let triangles = triangle_bound(&up_first);
         let mut input_cch_arc = vec![u32::MAX; 2 * tails.len()];
         let mut input_upward = vec![false; 2 * tails.len()];
         for (e, (&t, &h)) in tails.iter().zip(heads).enumerate() {
@@ -332,31 +304,8 @@ impl Cch {
             up_first.push(up_head.len() as u32);
         }
         drop((fw, bw));
-        let m = up_head.len();
-        let mut down_first = vec![0u32; n + 1];
-        for &y in &up_head {
-            down_first[y as usize + 1] += 1;
-        }
-        for y in 0..n {
-            down_first[y + 1] += down_first[y];
-        }
-        let mut fill = down_first.clone();
-        let (mut down_arc, mut down_tail) = (vec![0u32; m], vec![0u32; m]);
-        for x in 0..n {
-            for a in up_first[x]..up_first[x + 1] {
-                let y = up_head[a as usize] as usize;
-                down_arc[fill[y] as usize] = a;
-                down_tail[fill[y] as usize] = x as u32;
-                fill[y] += 1;
-            }
-        }
-        drop(fill);
-        let triangles = (0..n)
-            .map(|x| {
-                let k = (up_first[x + 1] - up_first[x]) as usize;
-                k * k.saturating_sub(1) / 2
-            })
-            .sum();
+        let (down_first, down_arc, down_tail) = downward_lists(&up_first, &up_head);
+        let triangles = triangle_bound(&up_first);
         let input_cch_arc: Vec<u32> = self
             .input_cch_arc
             .iter()
@@ -689,6 +638,43 @@ impl Cch {
             }
         })
     }
+}
+
+/// The downward adjacency of an upward one (CSR by upper endpoint): each node's arcs from below
+/// and their lower endpoints, ascending (filled in arc order).
+fn downward_lists(up_first: &[u32], up_head: &[u32]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let n = up_first.len() - 1;
+    let m = up_head.len();
+    let mut down_first = vec![0u32; n + 1];
+    for &y in up_head {
+        down_first[y as usize + 1] += 1;
+    }
+    for y in 0..n {
+        down_first[y + 1] += down_first[y];
+    }
+    let mut fill = down_first.clone();
+    let (mut down_arc, mut down_tail) = (vec![0u32; m], vec![0u32; m]);
+    for x in 0..n {
+        for a in up_first[x]..up_first[x + 1] {
+            let y = up_head[a as usize] as usize;
+            down_arc[fill[y] as usize] = a;
+            down_tail[fill[y] as usize] = x as u32;
+            fill[y] += 1;
+        }
+    }
+    (down_first, down_arc, down_tail)
+}
+
+/// The lower triangles a chordal hierarchy with these upward lists has (pairs of arcs of a node);
+/// a bound for a restricted one.
+fn triangle_bound(up_first: &[u32]) -> usize {
+    up_first
+        .windows(2)
+        .map(|w| {
+            let k = (w[1] - w[0]) as usize;
+            k * k.saturating_sub(1) / 2
+        })
+        .sum()
 }
 
 /// Above this ratio of lengths a lower-triangle enumeration searches the shorter downward list in
