@@ -472,7 +472,7 @@ impl Cch {
                         }
                         (yp, au, i)
                     } else {
-                        // Likewise (z, y) in down(y): the chordal supergraph holds it.
+                        // Likewise (z, y) in down(y).
                         while dp < de && self.down_tail[dp] < z {
                             dp += 1;
                         }

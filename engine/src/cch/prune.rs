@@ -91,12 +91,11 @@ impl Cch {
             }
             (first, arcs, ids)
         };
-        let (fw_first, mut fw_arcs, fw_cch) = build(&basic_fw, &pf);
-        let (bw_first, mut bw_arcs, bw_cch) = build(&basic_bw, &pb);
+        let (mut fw_first, mut fw_arcs, fw_cch) = build(&basic_fw, &pf);
+        let (mut bw_first, mut bw_arcs, bw_cch) = build(&basic_bw, &pb);
         drop((pf, pb));
         let (mut fw_unpack, mut bw_unpack) =
             self.unpacking_entries(metric, &basic_fw, &basic_bw, &fw_cch, &bw_cch);
-        let (mut fw_first, mut bw_first) = (fw_first, bw_first);
         if self.restricted {
             drop_unentried(
                 [&mut fw_first, &mut bw_first],

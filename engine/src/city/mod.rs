@@ -289,12 +289,20 @@ impl City {
                 + g.way_osm_id.len() * 6)
             + g.string_bytes.len()
             + g.arc_attrs.len() * 2;
+        let st = self.state.read().unwrap();
+        // Walking's metric holds the nodes of its hierarchy (`Cch::lean`), apart from the cycling one.
+        let walking = &st.base[MetricKind::Walking as usize].cch;
+        let walking_nodes = if Arc::ptr_eq(walking, &self.cch) {
+            0
+        } else {
+            walking.memory_bytes()
+        };
         let mut out = vec![
             ("graph".to_string(), graph),
             ("turn model".to_string(), self.turns.memory_bytes()),
             (
                 "hierarchy topology".to_string(),
-                self.cch.memory_bytes() + self.walking_nodes_bytes(),
+                self.cch.memory_bytes() + walking_nodes,
             ),
             (
                 "inputs by hierarchy arc".to_string(),
@@ -303,7 +311,6 @@ impl City {
             ("snapping index".to_string(), self.snap_index.memory_bytes()),
             ("adjacency".to_string(), self.adjacency.arc.len() * 8),
         ];
-        let st = self.state.read().unwrap();
         let metrics = st.base.iter().chain(st.cache.values());
         let (mut weights, mut unpacking, mut pruned, mut count) = (0, 0, 0, 0);
         for m in metrics {
@@ -319,19 +326,6 @@ impl City {
         out.push((format!("{count} metrics: unpacking (kept arcs)"), unpacking));
         out.push((format!("{count} metrics: pruned query graphs"), pruned));
         out
-    }
-}
-
-impl City {
-    /// Bytes of walking's node-only hierarchy.
-    fn walking_nodes_bytes(&self) -> usize {
-        let st = self.state.read().unwrap();
-        let walking = &st.base[MetricKind::Walking as usize].cch;
-        if Arc::ptr_eq(walking, &self.cch) {
-            0
-        } else {
-            walking.memory_bytes()
-        }
     }
 }
 
