@@ -196,10 +196,10 @@ fn run() -> Result<(), String> {
         &quietway_engine::turns::stored_restrictions(&graph),
     );
     progress.phase(
-        "ordering the turn model for the hierarchy",
-        turns.node_count() as u64,
+        "ordering the junctions for walking's hierarchy",
+        graph.node_count() as u64,
     );
-    graph.order = quietway_engine::order::turn_graph_order(&turns, &graph);
+    graph.walking_order = quietway_engine::order::nested_dissection_order(&graph);
     progress.phase(
         "ordering the cycling turns for their own hierarchy",
         turns.node_count() as u64,

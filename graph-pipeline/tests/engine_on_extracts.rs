@@ -12,10 +12,15 @@ use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
 use quietway_engine::testing::{Rng, reference_dijkstra};
 
-/// Dijkstra on the turn model (routing node = arc, input arc `2t` = turn `t`).
-fn reference(city: &City, w: &[Weight], sources: &[(u32, Weight)]) -> Vec<Weight> {
-    let t = &city.turns;
-    reference_dijkstra(t.node_count(), &t.turn_from, &t.turn_to, w, sources)
+/// Dijkstra on the graph a metric's hierarchy ranks: the turn model (routing node = arc, input
+/// arc `2t` = turn `t`), or for a metric on junctions the graph itself (input arc = arc).
+fn reference(city: &City, m: &CityMetric, w: &[Weight], sources: &[(u32, Weight)]) -> Vec<Weight> {
+    let (t, g) = (&city.turns, &city.graph);
+    if m.on_junctions {
+        reference_dijkstra(g.node_count(), &g.edge_tail, &g.edge_head, w, sources)
+    } else {
+        reference_dijkstra(t.node_count(), &t.turn_from, &t.turn_to, w, sources)
+    }
 }
 
 fn seed() -> u64 {
@@ -35,18 +40,19 @@ fn seed() -> u64 {
 /// Checks each pair on the metric as it is and on a copy with the pruned query graph (or on the
 /// full hierarchy, if the metric already has its pruned graph). One Dijkstra serves several
 /// targets of a source.
-/// A query-only metric (walking's: no shortcut weights) is checked through a full customization of
-/// its input weights, and answers each pair on its own pruned graph too.
+/// A query-only metric (walking's, on junctions: no shortcut weights) is checked through a full
+/// customization of its input weights, and answers each pair on its own pruned graph too.
 fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: usize) {
     let metric = &m.hierarchy;
     let (whole, full);
     // The hierarchy this metric's weights are on: the cycling one, or for walking (whose metric
-    // keeps only its pruned graph and the nodes of its hierarchy) the whole one, built again.
+    // keeps only its pruned graph and the nodes of its hierarchy) its hierarchy on junctions,
+    // built again.
     let (cch, metric, query_only) = if metric.has_shortcut_weights() {
         (&*m.cch, metric, None)
     } else {
-        let t = &city.turns;
-        whole = Cch::new(t.node_count(), &t.turn_from, &t.turn_to, &city.graph.order);
+        let g = &city.graph;
+        whole = Cch::new(g.node_count(), &g.edge_tail, &g.edge_head, &g.walking_order);
         full = whole.customize(&metric.input_weights.to_vec());
         (&whole, &full, Some(metric))
     };
@@ -57,17 +63,18 @@ fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: 
         other.prepare_queries(cch);
     }
     let other_label = format!("{label} (other query graph)");
-    let n = city.turns.node_count() as u64;
+    let n = cch.node_count() as u64;
     let mut q = CchQuery::new(cch);
     const TARGETS_PER_SOURCE: usize = 5;
     for _ in 0..pairs.div_ceil(TARGETS_PER_SOURCE) {
         let s = rng.below(n) as u32;
-        let dist = reference(city, &metric.input_weights.to_vec(), &[(s, 0)]);
+        let dist = reference(city, m, &metric.input_weights.to_vec(), &[(s, 0)]);
         for _ in 0..TARGETS_PER_SOURCE {
             let t = rng.below(n) as u32;
-            check_query(city, cch, metric, &mut q, s, t, dist[t as usize], label);
+            check_query(city, m, cch, metric, &mut q, s, t, dist[t as usize], label);
             check_query(
                 city,
+                m,
                 cch,
                 &other,
                 &mut q,
@@ -77,7 +84,7 @@ fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: 
                 &other_label,
             );
             if let Some(qm) = query_only {
-                check_query(city, &m.cch, qm, &mut q, s, t, dist[t as usize], label);
+                check_query(city, m, &m.cch, qm, &mut q, s, t, dist[t as usize], label);
             }
         }
     }
@@ -86,6 +93,7 @@ fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: 
 #[allow(clippy::too_many_arguments)]
 fn check_query(
     city: &City,
+    m: &CityMetric,
     cch: &Cch,
     metric: &CustomizedMetric,
     q: &mut CchQuery,
@@ -94,7 +102,6 @@ fn check_query(
     want: Weight,
     label: &str,
 ) {
-    let turns = &city.turns;
     q.reset()
         .add_source(s, 0, cch)
         .add_target(t, 0, cch)
@@ -108,8 +115,9 @@ fn check_query(
             .sum();
         assert_eq!(total, want as u64, "{label}: path weight");
         if let (Some(&first), Some(&last)) = (path.first(), path.last()) {
-            assert_eq!(turns.turn_from[first as usize / 2], s, "{label}");
-            assert_eq!(turns.turn_to[last as usize / 2], t, "{label}");
+            let ends = |i| m.input_ends(&city.graph, &city.turns, i);
+            assert_eq!(ends(first).0, s, "{label}");
+            assert_eq!(ends(last).1, t, "{label}");
         }
     }
 }
@@ -138,9 +146,10 @@ fn every_extract_every_metric_matches_dijkstra() {
             let name = file.file_name().unwrap().to_string_lossy().to_string();
             let (g, _) = build_city(&city_id, std::slice::from_ref(&file), 25).unwrap();
             let city = City::from_graph(g, "test".into(), None).unwrap();
-            // The whole hierarchy (chordal), then the cycling part of it the city keeps.
+            // The whole turn graph's hierarchy (chordal), then the cycling one the city keeps.
             let t = &city.turns;
-            Cch::new(t.node_count(), &t.turn_from, &t.turn_to, &city.graph.order)
+            let order = quietway_engine::order::turn_graph_order(t, &city.graph);
+            Cch::new(t.node_count(), &t.turn_from, &t.turn_to, &order)
                 .check(None)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             city.cch
@@ -253,6 +262,76 @@ fn avoidances_change_cycling_metrics_only_and_match_dijkstra() {
     );
 }
 
+/// Walking routes on its hierarchy on junctions: each leg's weight is Dijkstra's over the graph's
+/// arcs from the junctions ahead of the start (with the part of the start's arc to them) to the
+/// junctions the end's arcs leave (with the part of the arc up to the end), its pieces are
+/// contiguous, and it never turns back on an arc.
+#[test]
+fn walking_routes_between_snapped_points_are_shortest() {
+    let seed = seed();
+    eprintln!("walking routes seed {seed}");
+    let mut rng = Rng(seed ^ 0x3a1c);
+    let city = lower_manhattan();
+    let g = &city.graph;
+    let metric = city.metric(MetricKind::Walking, None);
+    assert!(metric.on_junctions);
+    let w = &metric.arc_weights;
+    let part = |x: Weight, f: f64| (x as f64 * f.clamp(0.0, 1.0)).round() as Weight;
+    let mut checked = 0;
+    for _ in 0..60 {
+        let v1 = rng.below(g.node_count() as u64) as u32;
+        let v2 = rng.below(g.node_count() as u64) as u32;
+        let (p1, p2) = (g.node_lon_lat(v1), g.node_lon_lat(v2));
+        let req = RouteRequest {
+            waypoints: vec![[p1[0] + 0.0001, p1[1]], [p2[0], p2[1] + 0.0001]],
+            profile: Profile::Walking,
+            supersafe: false,
+            night: false,
+            bearing: None,
+            departure: None,
+        };
+        let Some(route) = city.route(&req).unwrap() else {
+            continue;
+        };
+        let (a, b) = (&route.waypoints[0], &route.waypoints[1]);
+        if a.edge == b.edge {
+            continue; // a walk along one segment needs no search
+        }
+        let leg = &route.legs[0];
+        let ends = [(2 * a.edge, a.t), (2 * a.edge + 1, 1.0 - a.t)];
+        let seeds: Vec<(u32, Weight)> = ends
+            .iter()
+            .filter(|&&(arc, _)| w[arc as usize] < INF_WEIGHT)
+            .map(|&(arc, f)| (g.arc_head(arc), part(w[arc as usize], 1.0 - f)))
+            .collect();
+        let dist = reference(&city, &metric, w, &seeds);
+        let want = [(2 * b.edge, b.t), (2 * b.edge + 1, 1.0 - b.t)]
+            .iter()
+            .filter(|&&(arc, _)| w[arc as usize] < INF_WEIGHT)
+            .map(|&(arc, f)| {
+                dist[g.arc_tail(arc) as usize].saturating_add(part(w[arc as usize], f))
+            })
+            .min()
+            .unwrap();
+        // The chosen candidates may lie a few metres beyond the nearest (priced in `snap_extra`).
+        assert!(
+            leg.weight - leg.snap_extra <= want,
+            "seed {seed}: walked {} (extra {}), Dijkstra {want}",
+            leg.weight,
+            leg.snap_extra
+        );
+        if leg.snap_extra == 0 {
+            assert_eq!(leg.weight, want, "seed {seed}");
+        }
+        for p in leg.pieces.windows(2) {
+            assert_eq!(g.arc_head(p[0].arc), g.arc_tail(p[1].arc), "seed {seed}");
+            assert_ne!(p[0].arc ^ 1, p[1].arc, "seed {seed}: turned back on an arc");
+        }
+        checked += 1;
+    }
+    assert!(checked > 30, "only {checked} walks found");
+}
+
 #[test]
 fn routes_between_snapped_points_are_shortest() {
     let seed = seed();
@@ -329,8 +408,12 @@ fn routes_between_snapped_points_are_shortest() {
                         }
                         let start =
                             part(w[arc as usize], 1.0 - f) + extra(arc, a.distance_m - near_a);
-                        let dist =
-                            reference(&city, &metric.input_weights.to_vec(), &[(arc, start)]);
+                        let dist = reference(
+                            &city,
+                            metric,
+                            &metric.input_weights.to_vec(),
+                            &[(arc, start)],
+                        );
                         for (arc, f) in [(2 * eb, b.t), (2 * eb + 1, 1.0 - b.t)] {
                             let wa = w[arc as usize];
                             if wa >= INF_WEIGHT {

@@ -215,26 +215,34 @@ fn graph_file_round_trips_and_versions_follow_content() {
         quietway_engine::format::graph_version(&changed).unwrap(),
         v1
     );
-    // The cycling hierarchy's order is an optional section: a graph with it round-trips it, one
-    // without it (written before it existed) reads with none, and a city loaded from that orders
-    // its cycling turns itself, as the pipeline would have.
+    // The cycling and walking hierarchies' orders are optional sections: a graph with them
+    // round-trips them, one without them (written before they existed) reads with none, and a
+    // city loaded from that orders its cycling turns and its junctions itself, as the pipeline
+    // would have.
     let turns = quietway_engine::turns::TurnGraph::new(
         &g,
         &quietway_engine::turns::stored_restrictions(&g),
     );
     let mut ordered = g.clone();
-    ordered.order = quietway_engine::order::turn_graph_order(&turns, &g);
     let usable = quietway_engine::metric::cycling_can_use(&g, &turns);
     ordered.cycling_order = quietway_engine::order::cycling_order(&turns, &g, &usable);
+    ordered.walking_order = quietway_engine::order::nested_dissection_order(&g);
     let with = quietway_engine::format::to_bytes(&ordered).unwrap();
     let (back, _) = quietway_engine::format::from_bytes(&with).unwrap();
     assert_eq!(back.cycling_order, ordered.cycling_order);
+    assert_eq!(back.walking_order, ordered.walking_order);
     let mut without = ordered.clone();
     without.cycling_order.clear();
+    without.walking_order.clear();
     let (old, _) =
         quietway_engine::format::from_bytes(&quietway_engine::format::to_bytes(&without).unwrap())
             .unwrap();
-    assert!(old.cycling_order.is_empty());
+    assert!(old.cycling_order.is_empty() && old.walking_order.is_empty());
     let city = quietway_engine::city::City::from_graph(old, "old".into(), None).unwrap();
     assert_eq!(city.graph.cycling_order, ordered.cycling_order);
+    assert_eq!(city.graph.walking_order, ordered.walking_order);
+    // A junction order that is not a permutation of the nodes is refused.
+    let mut bad = ordered.clone();
+    bad.walking_order[0] = bad.walking_order[1];
+    assert!(bad.validate().is_err());
 }

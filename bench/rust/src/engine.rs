@@ -200,7 +200,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         &graph,
         &quietway_engine::turns::stored_restrictions(&graph),
     );
-    graph.order = quietway_engine::order::turn_graph_order(&turns, &graph);
+    graph.walking_order = quietway_engine::order::nested_dissection_order(&graph);
     let usable = quietway_engine::metric::cycling_can_use(&graph, &turns);
     graph.cycling_order = quietway_engine::order::cycling_order(&turns, &graph, &usable);
     drop(turns);

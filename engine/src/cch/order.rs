@@ -1,11 +1,12 @@
 //! Nested-dissection orders, the metric-independent first phase of the customizable contraction
 //! hierarchy.
 //!
-//! Turn graphs ([`turn_graph_order`], what the engine routes on) are ordered by edge cuts of the
-//! junction graph: inertial flow cutting (Gottesbüren, Hamann, Uhl & Wagner 2019) on cells of 50
-//! junctions and more, the quartile cut of inertial flow (Schild & Sommer 2015) below that.
+//! Turn graphs ([`cycling_order`], what cycling routes on; [`turn_graph_order`]) are ordered by
+//! edge cuts of the junction graph: inertial flow cutting (Gottesbüren, Hamann, Uhl & Wagner 2019)
+//! on cells of 50 junctions and more, the quartile cut of inertial flow (Schild & Sommer 2015)
+//! below that.
 //!
-//! Node graphs ([`order_for`], the benchmark maps) are cut by projecting their nodes on four
+//! Node graphs ([`order_for`]: the junctions walking routes on, the benchmark maps) are cut by projecting their nodes on four
 //! directions; for each, the first and last quarter become source and sink, and a max flow with unit
 //! node capacities finds the smallest node separator between them (half the fill-in of taking one
 //! side of an edge cut). Separators get the highest ranks; both halves are ordered recursively (in
@@ -14,15 +15,10 @@
 use crate::graph::turns::TurnGraph;
 use crate::graph::{CityGraph, NodeId};
 
-/// Rank → node: `order[r]` is the node contracted r-th (the top of the hierarchy is last).
+/// The junctions' order (rank → node: `order[r]` is the node contracted r-th, the top of the
+/// hierarchy last), for walking's hierarchy on junctions: a node graph, cut by [`order_for`].
 pub fn nested_dissection_order(g: &CityGraph) -> Vec<NodeId> {
-    let coords: Vec<[f64; 2]> = (0..g.node_count())
-        .map(|v| {
-            let [lon, lat] = g.node_lon_lat(v as NodeId);
-            // Local equirectangular projection keeps the four directions meaningful.
-            [lon * lat.to_radians().cos().max(0.1), lat]
-        })
-        .collect();
+    let coords = junction_coords(g);
     let mut pairs = edge_pairs(&g.edge_tail, &g.edge_head);
     order_for(g.node_count(), &mut pairs, &coords)
 }
@@ -859,7 +855,9 @@ impl<'a> FlowCutter<'a> {
 }
 
 /// The CCH order of a turn graph's routing nodes: nested dissection of the junction graph by edge
-/// cuts ([`order_line_graph`]), which keeps each junction's turns inside one cell.
+/// cuts ([`order_line_graph`]), which keeps each junction's turns inside one cell. The engine's
+/// cycling hierarchy is ordered by [`cycling_order`]; this orders the whole turn graph (the
+/// tests' chordal hierarchy on every shared extract).
 pub fn turn_graph_order(turns: &TurnGraph, g: &CityGraph) -> Vec<u32> {
     let coords = junction_coords(g);
     let pairs: Vec<(u32, u32)> = turns
@@ -878,7 +876,8 @@ pub fn turn_graph_order(turns: &TurnGraph, g: &CityGraph) -> Vec<u32> {
     order_line_graph(g.node_count(), &coords, &pairs, &degree)
 }
 
-/// Junction coordinates for the dissection (longitude scaled by the cosine of the latitude).
+/// Junction coordinates for the dissection (longitude scaled by the cosine of the latitude: a local
+/// equirectangular projection keeps the cut directions meaningful).
 fn junction_coords(g: &CityGraph) -> Vec<[f64; 2]> {
     (0..g.node_count())
         .map(|v| {

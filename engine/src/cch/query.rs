@@ -164,6 +164,13 @@ impl CchQuery {
     }
 
     fn seed_and_collect(&mut self, cch: &Cch) -> (Vec<u32>, Vec<u32>) {
+        // One query serves hierarchies of several sizes (a city's cycling one, walking's on
+        // junctions): it grows to the largest.
+        let n = cch.node_count();
+        if self.labels.len() < n {
+            self.labels.resize(n, UNTOUCHED);
+            self.stamp.resize(n, 0);
+        }
         let mut fwd = std::mem::take(&mut self.fwd_path);
         let mut bwd = std::mem::take(&mut self.bwd_path);
         Self::collect_path(

@@ -36,14 +36,15 @@ impl City {
         let hierarchy = if old.has_shortcut_weights() {
             old.cch.customize(&weights)
         } else {
-            // Walking's metric keeps only its nodes: customized on the whole hierarchy again.
-            let whole = whole_hierarchy(&self.graph, &self.turns);
-            whole.customize(&weights).query_only(&whole)
+            // Walking's metric keeps only its nodes: customized on its hierarchy built again.
+            let walking = walking_hierarchy(&self.graph);
+            walking.customize(&weights).query_only(&walking)
         };
         let m = Arc::new(CityMetric {
             arc_weights: old.arc_weights.clone(),
             hierarchy,
             cch: old.cch.clone(),
+            on_junctions: old.on_junctions,
         });
         self.state.write().unwrap().base[kind as usize] = m;
     }
@@ -295,6 +296,10 @@ impl City {
         more_junctions: &[NodeId],
         bans: &std::collections::HashSet<u32>,
     ) -> CityMetric {
+        debug_assert!(
+            kind.is_cycling() && !old.on_junctions,
+            "walking never changes live"
+        );
         let g = &self.graph;
         let mut arc_weights = old.arc_weights.clone();
         let mut junctions: Vec<NodeId> = more_junctions.to_vec();
@@ -313,7 +318,7 @@ impl City {
             buf.resize(r.len(), INF_WEIGHT);
             model.turn_weights_at(g, &self.turns, v, kind, &arc_weights, &mut buf);
             for (i, t) in r.enumerate() {
-                if kind.is_cycling() && bans.contains(&(t as u32)) {
+                if bans.contains(&(t as u32)) {
                     buf[i] = INF_WEIGHT;
                 }
                 if old.input_weights[2 * t] != buf[i] {
@@ -327,6 +332,7 @@ impl City {
             arc_weights,
             hierarchy,
             cch: old.cch.clone(),
+            on_junctions: false,
         }
     }
 }

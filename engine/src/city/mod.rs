@@ -102,15 +102,21 @@ pub enum ArcChange {
 }
 
 /// A metric in force: the weight of every arc (snapping, the ends of a leg, one-to-many) and the
-/// hierarchy customized with the turn weights built from them.
+/// hierarchy customized with the turn weights built from them (for walking, with the arc weights
+/// themselves: see [`CityMetric::on_junctions`]).
 #[derive(Clone)]
 pub struct CityMetric {
     pub arc_weights: Vec<Weight>,
     pub hierarchy: CustomizedMetric,
     /// The hierarchy `hierarchy` is customized on: the cycling one ([`City::cch`]) for cycling
     /// metrics; for walking, whose metric keeps only its pruned query graph, the nodes alone
-    /// ([`Cch::lean`]).
+    /// ([`Cch::lean`]) of its hierarchy on junctions.
     pub cch: Arc<Cch>,
+    /// Whether the hierarchy ranks junctions (graph nodes) and its input arcs are the graph's arcs,
+    /// without the turn model: walking's, which has no turn costs or turn restrictions, so a
+    /// search over junctions finds the same walks on a graph a third the size (see
+    /// [`City::leg_between`]).
+    pub on_junctions: bool,
 }
 
 impl std::ops::Deref for CityMetric {
@@ -123,6 +129,17 @@ impl std::ops::Deref for CityMetric {
 impl CityMetric {
     pub fn memory_bytes(&self) -> usize {
         self.hierarchy.memory_bytes() + 4 * self.arc_weights.len()
+    }
+
+    /// The routing node an input arc of this metric's hierarchy leads from and to: a turn's arcs
+    /// on the turn model, an arc's junctions on junctions.
+    pub fn input_ends(&self, g: &CityGraph, turns: &TurnGraph, input: u32) -> (u32, u32) {
+        if self.on_junctions {
+            (g.arc_tail(input), g.arc_head(input))
+        } else {
+            let t = (input / 2) as usize;
+            (turns.turn_from[t], turns.turn_to[t])
+        }
     }
 }
 
@@ -147,8 +164,9 @@ pub struct City {
     /// The cycling metrics' hierarchy: the turns a bicycle can use ([`crate::metric::cycling_can_use`])
     /// in their own order ([`crate::cch::order::cycling_order`], stored in the graph file), built
     /// on those turns alone ([`Cch::on_inputs`]) and [`Cch::restricted`] to the arcs that can be
-    /// finite. Walking's metric is customized on the whole turn graph's hierarchy, built for it at
-    /// load and on a model change and then let go (see [`CityMetric::cch`]).
+    /// finite. Walking's metric is customized on a hierarchy of the junctions
+    /// ([`CityMetric::on_junctions`], ordered by `walking_order` of the graph file), built for it
+    /// at load and on a model change and then let go (see [`CityMetric::cch`]).
     pub cch: Arc<Cch>,
     pub adjacency: Adjacency,
     pub snap_index: SnapIndex,
@@ -196,12 +214,12 @@ impl City {
             return Err("graph has no city section".into());
         }
         let turns = TurnGraph::new(&graph, &crate::graph::turns::stored_restrictions(&graph));
-        if graph.order.len() != turns.node_count() {
-            graph.order = crate::cch::order::turn_graph_order(&turns, &graph);
+        if graph.walking_order.len() != graph.node_count() {
+            graph.walking_order = crate::cch::order::nested_dissection_order(&graph);
         }
         let model = model.unwrap_or_default();
         model.validate()?;
-        let full = whole_hierarchy(&graph, &turns);
+        let walking = walking_hierarchy(&graph);
         let usable = crate::metric::cycling_can_use(&graph, &turns);
         if graph.cycling_order.len() != turns.node_count() {
             graph.cycling_order = crate::cch::order::cycling_order(&turns, &graph, &usable);
@@ -225,7 +243,7 @@ impl City {
             &graph,
             &turns,
             &cch,
-            Some(full),
+            Some(walking),
             &model,
             &arc_changes,
             &turn_bans,
@@ -408,60 +426,56 @@ fn changed_weight(
     }
 }
 
-/// The hierarchy of the whole turn graph, in the graph's order: walking's metric is customized on
-/// it, then keeps only its nodes.
-fn whole_hierarchy(g: &CityGraph, turns: &TurnGraph) -> Cch {
-    Cch::new(
-        turns.node_count(),
-        &turns.turn_from,
-        &turns.turn_to,
-        &g.order,
-    )
+/// Walking's hierarchy: the junctions in the graph's `walking_order`, its input arcs the graph's
+/// arcs (edge `e`'s arcs `2e` and `2e + 1` are its input arcs `2e` and `2e + 1`), so walking's arc
+/// weights are its input weights. Walking's metric is customized on it, then keeps only its nodes.
+fn walking_hierarchy(g: &CityGraph) -> Cch {
+    Cch::new(g.node_count(), &g.edge_tail, &g.edge_head, &g.walking_order)
 }
 
-/// Every metric, customized: the cycling ones on `cch` (the cycling hierarchy), walking on `full`,
-/// the whole hierarchy (built here when not given), which it leaves once its query graph is
-/// pruned.
+/// Every metric, customized: the cycling ones on `cch` (the cycling hierarchy), walking on
+/// `walking`, its hierarchy on junctions (built here when not given), which it leaves once its
+/// query graph is pruned.
 fn customize_all(
     g: &CityGraph,
     turns: &TurnGraph,
     cch: &Arc<Cch>,
-    full: Option<Cch>,
+    walking: Option<Cch>,
     model: &WeightingModel,
     changes: &HashMap<ArcId, ArcChange>,
     bans: &std::collections::HashSet<u32>,
 ) -> Vec<Arc<CityMetric>> {
     use rayon::prelude::*;
-    let full = full.unwrap_or_else(|| whole_hierarchy(g, turns));
-    let lean = Arc::new(full.lean());
+    let walking = walking.unwrap_or_else(|| walking_hierarchy(g));
+    let lean = Arc::new(walking.lean());
     MetricKind::ALL
         .par_iter()
         .map(|&kind| {
             let arc_weights: Vec<Weight> = (0..g.arc_count() as ArcId)
                 .map(|a| changed_weight(g, model, kind, a, changes.get(&a)))
                 .collect();
-            let mut turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
-            if kind.is_cycling() {
-                for &t in bans {
-                    turn_weights[2 * t as usize] = INF_WEIGHT;
-                }
+            if !kind.is_cycling() {
+                // Walking never changes live (reports and avoidances are for cycling), so it keeps
+                // only what queries read, and needs no hierarchy beyond its nodes.
+                let hierarchy = walking.customize(&arc_weights).query_only(&walking);
+                return Arc::new(CityMetric {
+                    arc_weights,
+                    hierarchy,
+                    cch: lean.clone(),
+                    on_junctions: true,
+                });
             }
-            // Walking never changes live (reports and avoidances are for cycling), so it keeps
-            // only what queries read, and needs no hierarchy beyond its nodes.
-            let (hierarchy, cch) = if kind.is_cycling() {
-                let hierarchy = cch.customize(&turn_weights);
-                hierarchy.prepare_queries(cch);
-                (hierarchy, cch.clone())
-            } else {
-                (
-                    full.customize(&turn_weights).query_only(&full),
-                    lean.clone(),
-                )
-            };
+            let mut turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
+            for &t in bans {
+                turn_weights[2 * t as usize] = INF_WEIGHT;
+            }
+            let hierarchy = cch.customize(&turn_weights);
+            hierarchy.prepare_queries(cch);
             Arc::new(CityMetric {
                 arc_weights,
                 hierarchy,
-                cch,
+                cch: cch.clone(),
+                on_junctions: false,
             })
         })
         .collect()

@@ -404,6 +404,7 @@ impl City {
             arc_weights: metric.arc_weights.clone(),
             hierarchy,
             cch: metric.cch.clone(),
+            on_junctions: false,
         });
         let mut cache = self.turn_back_cache.lock().unwrap();
         // Oldest first out; entries whose base metric is gone go too.
@@ -600,7 +601,9 @@ impl City {
     /// One leg between two snapped positions, on the turn model: a routing node stands for a whole
     /// arc travelled, so a source seeds the arcs it starts on with the part still ahead, and a target
     /// takes back the part of its arc beyond the target point (from a common offset, as weights
-    /// are unsigned).
+    /// are unsigned). On a metric on junctions ([`CityMetric::on_junctions`]) a source seeds the
+    /// junction ahead and a target is the junction its arc starts at, with the part up to the
+    /// point.
     ///
     /// The start and end may each be several candidates (see
     /// [`City::snap_candidates`]): the search picks the pair, each candidate after the first paying
@@ -615,9 +618,6 @@ impl City {
     ) -> Option<(Leg, usize, usize)> {
         let aw = &metric.arc_weights;
         let g = &self.graph;
-        let part = |w: Weight, frac: f64| -> Weight {
-            (w as f64 * frac.clamp(0.0, 1.0)).round() as Weight
-        };
         let usable = |arc: ArcId| aw[arc as usize] < INF_WEIGHT;
         // The extra metres to a candidate beyond the nearest, priced as riding them on its arc.
         let extra = |c: &Snap, first: &Snap, arc: ArcId| -> Weight {
@@ -631,8 +631,7 @@ impl City {
                     .min(INF_WEIGHT as f64 / 4.0) as Weight
             }
         };
-        // (arc, fraction of it behind the point, usable from here, candidate, extra)
-        let mut starts: Vec<(ArcId, f64, bool, usize, Weight)> = Vec::with_capacity(2 * a.len());
+        let mut starts: Vec<LegStart> = Vec::with_capacity(2 * a.len());
         for (i, c) in a.iter().enumerate() {
             for (arc, f, ok) in [
                 (2 * c.edge, c.t, c.forward),
@@ -641,20 +640,36 @@ impl City {
                 starts.push((arc, f, ok, i, extra(c, &a[0], arc)));
             }
         }
-        // (arc, fraction of it behind the point, candidate, extra)
-        let mut ends: Vec<(ArcId, f64, usize, Weight)> = Vec::with_capacity(2 * b.len());
+        let mut ends: Vec<LegEnd> = Vec::with_capacity(2 * b.len());
         for (i, c) in b.iter().enumerate() {
             for (arc, f) in [(2 * c.edge, c.t), (2 * c.edge + 1, 1.0 - c.t)] {
                 ends.push((arc, f, i, extra(c, &b[0], arc)));
             }
         }
+        if metric.on_junctions {
+            self.leg_on_junctions(q, metric, &starts, &ends)
+        } else {
+            self.leg_on_turns(q, metric, &starts, &ends)
+        }
+    }
+
+    /// [`City::leg_between`] on the turn model.
+    fn leg_on_turns(
+        &self,
+        q: &mut CchQuery,
+        metric: &CityMetric,
+        starts: &[LegStart],
+        ends: &[LegEnd],
+    ) -> Option<(Leg, usize, usize)> {
+        let aw = &metric.arc_weights;
+        let usable = |arc: ArcId| aw[arc as usize] < INF_WEIGHT;
         let offset = ends
             .iter()
             .filter(|e| usable(e.0))
             .map(|e| aw[e.0 as usize])
             .max()?;
         q.reset();
-        for &(arc, f, _, x) in &ends {
+        for &(arc, f, _, x) in ends {
             if usable(arc) {
                 let w = aw[arc as usize];
                 let beyond = w - part(w, f);
@@ -665,8 +680,8 @@ impl City {
         }
         // (routing node, distance, arc started on, fraction of it behind, candidate, its extra)
         let mut seeds: Vec<(u32, Weight, ArcId, f64, usize, Weight)> =
-            Vec::with_capacity(4 * a.len());
-        for &(arc, f, ok, i, x) in &starts {
+            Vec::with_capacity(2 * starts.len());
+        for &(arc, f, ok, i, x) in starts {
             if !ok || !usable(arc) {
                 continue;
             }
@@ -690,41 +705,13 @@ impl City {
         }
         q.run(&metric.cch, &metric.hierarchy);
         let found = q.distance();
-        let mut best = if found < INF_WEIGHT {
+        let best = if found < INF_WEIGHT {
             found.saturating_sub(offset)
         } else {
             INF_WEIGHT
         };
-        // Start and end on the same arc, the end ahead: ridden directly.
-        let mut direct: Option<(ArcPiece, usize, usize, Weight)> = None;
-        for &(arc, f, ok, i, xs) in &starts {
-            for &(e, ef, j, xe) in &ends {
-                if ok && e == arc && ef >= f && usable(arc) {
-                    let d = add(add(part(aw[arc as usize], ef - f), xs), xe);
-                    if d <= best {
-                        best = d;
-                        direct = Some((
-                            ArcPiece {
-                                arc,
-                                from: f,
-                                to: ef,
-                            },
-                            i,
-                            j,
-                            add(xs, xe),
-                        ));
-                    }
-                }
-            }
-        }
-        if let Some((p, i, j, snap_extra)) = direct {
-            let leg = Leg {
-                pieces: vec![p],
-                weight: best,
-                snap_extra,
-                turn_backs_priced: 0,
-            };
-            return Some((leg, i, j));
+        if let Some(direct) = direct_leg(aw, starts, ends, best) {
+            return Some(direct);
         }
         if best >= INF_WEIGHT {
             return None;
@@ -768,6 +755,77 @@ impl City {
                 pieces.push(ArcPiece { arc, from: 0.0, to });
             }
         }
+        pieces.retain(|p| p.to > p.from);
+        let leg = Leg {
+            pieces,
+            weight: best,
+            snap_extra: add(start_extra, end_extra),
+            turn_backs_priced: 0,
+        };
+        Some((leg, start_at, end_at))
+    }
+
+    /// [`City::leg_between`] on junctions: the path's input arcs are the graph's arcs, between the
+    /// part of the arc started on ahead of the start and the part of the arc ended on up to the end.
+    fn leg_on_junctions(
+        &self,
+        q: &mut CchQuery,
+        metric: &CityMetric,
+        starts: &[LegStart],
+        ends: &[LegEnd],
+    ) -> Option<(Leg, usize, usize)> {
+        let (aw, g) = (&metric.arc_weights, &self.graph);
+        let usable = |arc: ArcId| aw[arc as usize] < INF_WEIGHT;
+        // The weight of the part of an end's arc up to the end, with the end's extra.
+        let up_to = |e: &LegEnd| add(part(aw[e.0 as usize], e.1), e.3);
+        q.reset();
+        for e in ends.iter().filter(|e| usable(e.0)) {
+            q.add_target(g.arc_tail(e.0), up_to(e), &metric.cch);
+        }
+        // (junction, distance, arc started on, fraction of it behind, candidate, its extra)
+        let seeds: Vec<(NodeId, Weight, ArcId, f64, usize, Weight)> = starts
+            .iter()
+            .filter(|s| s.2 && usable(s.0))
+            .map(|&(arc, f, _, i, x)| {
+                let ahead = add(part(aw[arc as usize], 1.0 - f), x);
+                (g.arc_head(arc), ahead, arc, f, i, x)
+            })
+            .collect();
+        for s in &seeds {
+            q.add_source(s.0, s.1, &metric.cch);
+        }
+        q.run(&metric.cch, &metric.hierarchy);
+        let best = q.distance();
+        if let Some(direct) = direct_leg(aw, starts, ends, best) {
+            return Some(direct);
+        }
+        if best >= INF_WEIGHT {
+            return None;
+        }
+        let (src, tgt) = q.endpoints(&metric.cch)?;
+        let &(_, _, first_arc, first_from, start_at, start_extra) =
+            seeds.iter().filter(|s| s.0 == src).min_by_key(|s| s.1)?;
+        let &(end_arc, end_f, end_at, end_extra) = ends
+            .iter()
+            .filter(|e| usable(e.0) && g.arc_tail(e.0) == tgt)
+            .min_by_key(|e| up_to(e))?;
+        let path = q.arc_path(&metric.cch, &metric.hierarchy);
+        let mut pieces = Vec::with_capacity(path.len() + 2);
+        pieces.push(ArcPiece {
+            arc: first_arc,
+            from: first_from,
+            to: 1.0,
+        });
+        pieces.extend(path.iter().map(|&arc| ArcPiece {
+            arc,
+            from: 0.0,
+            to: 1.0,
+        }));
+        pieces.push(ArcPiece {
+            arc: end_arc,
+            from: 0.0,
+            to: end_f,
+        });
         pieces.retain(|p| p.to > p.from);
         let leg = Leg {
             pieces,
@@ -858,6 +916,50 @@ impl City {
         out.truncate(k);
         out
     }
+}
+
+/// A leg's possible start: (arc, fraction of it behind the point, usable from here, candidate,
+/// extra).
+type LegStart = (ArcId, f64, bool, usize, Weight);
+/// A leg's possible end: (arc, fraction of it behind the point, candidate, extra).
+type LegEnd = (ArcId, f64, usize, Weight);
+
+/// The part `frac` of a weight.
+fn part(w: Weight, frac: f64) -> Weight {
+    (w as f64 * frac.clamp(0.0, 1.0)).round() as Weight
+}
+
+/// A leg that starts and ends on the same arc, the end ahead, ridden directly, when it costs no
+/// more than `best` (the search's): the leg and the candidates it starts and ends at.
+fn direct_leg(
+    aw: &[Weight],
+    starts: &[LegStart],
+    ends: &[LegEnd],
+    mut best: Weight,
+) -> Option<(Leg, usize, usize)> {
+    let mut direct = None;
+    for &(arc, f, ok, i, xs) in starts {
+        for &(e, ef, j, xe) in ends {
+            if ok && e == arc && ef >= f && aw[arc as usize] < INF_WEIGHT {
+                let d = add(add(part(aw[arc as usize], ef - f), xs), xe);
+                if d <= best {
+                    best = d;
+                    let leg = Leg {
+                        pieces: vec![ArcPiece {
+                            arc,
+                            from: f,
+                            to: ef,
+                        }],
+                        weight: d,
+                        snap_extra: add(xs, xe),
+                        turn_backs_priced: 0,
+                    };
+                    direct = Some((leg, i, j));
+                }
+            }
+        }
+    }
+    direct
 }
 
 /// Whether two way names belong to one road: equal, or sharing a word that is not a direction or

@@ -113,14 +113,19 @@ pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
         };
     }
     array_sections!(push);
-    // Optional: a file without it (written before it existed) is still read.
-    if !g.cycling_order.is_empty() {
-        sections.push(Section {
-            name: "cycling_order",
-            elem_size: 4,
-            count: g.cycling_order.len() as u64,
-            bytes: bytemuck::cast_slice::<u32, u8>(&g.cycling_order),
-        });
+    // Optional: a file without them (written before they existed) is still read.
+    for (name, order) in [
+        ("cycling_order", &g.cycling_order),
+        ("walking_order", &g.walking_order),
+    ] {
+        if !order.is_empty() {
+            sections.push(Section {
+                name,
+                elem_size: 4,
+                count: order.len() as u64,
+                bytes: bytemuck::cast_slice::<u32, u8>(order),
+            });
+        }
     }
 
     let table_end = HEADER_LEN + ENTRY_LEN * sections.len();
@@ -248,6 +253,9 @@ pub fn from_bytes(b: &[u8]) -> Result<(CityGraph, String), FormatError> {
     array_sections!(read);
     if table.contains_key("cycling_order") {
         g.cycling_order = copy_vec::<u32>(section("cycling_order", 4)?);
+    }
+    if table.contains_key("walking_order") {
+        g.walking_order = copy_vec::<u32>(section("walking_order", 4)?);
     }
     g.validate()
         .map_err(|e| FormatError::Invalid(format!("graph file is inconsistent: {e}")))?;

@@ -302,13 +302,17 @@ pub struct CityGraph {
     pub restriction_first: Vec<u32>,
     pub restriction_arcs: Vec<ArcId>,
     pub restriction_only: Vec<u8>,
-    /// A nested-dissection order of the turn model's routing nodes (rank → routing node, see
-    /// `turns`), metric independent; empty if not computed.
+    /// A nested-dissection order of the whole turn model's routing nodes (rank → routing node, see
+    /// `turns`), metric independent; empty if not computed. Files from before the cycling and
+    /// walking hierarchies had their own orders carry it; the engine no longer reads it.
     pub order: Vec<NodeId>,
     /// The same for the cycling hierarchy (see `cch::order::cycling_order`): the routing nodes no
     /// cycling turn touches first, then a nested-dissection order of the cycling turn graph; empty
     /// if not computed (a graph file from before it is ordered at load).
     pub cycling_order: Vec<NodeId>,
+    /// A nested-dissection order of the junctions (rank → node) for walking's hierarchy, which
+    /// has no turn model (see `City`); empty if not computed (ordered at load).
+    pub walking_order: Vec<NodeId>,
     /// Per edge: the seconds its crossing takes when the map says so (a ferry's `duration`, shared
     /// among the ferry's edges by length), else 0 (timed from length and speed).
     pub edge_duration_s: Vec<f32>,
@@ -544,15 +548,26 @@ impl CityGraph {
             if m < self.arc_count() || (!self.order.is_empty() && m != self.order.len()) {
                 return Err("routing node order has the wrong length".into());
             }
-            let mut seen = vec![false; m];
-            for &v in order {
-                if v as usize >= m || std::mem::replace(&mut seen[v as usize], true) {
-                    return Err("routing node order is not a permutation".into());
-                }
+            if !is_permutation(order) {
+                return Err("routing node order is not a permutation".into());
             }
+        }
+        if !self.walking_order.is_empty()
+            && (self.walking_order.len() != self.node_count()
+                || !is_permutation(&self.walking_order))
+        {
+            return Err("walking's junction order is not a permutation of the nodes".into());
         }
         Ok(())
     }
+}
+
+/// Whether `order` holds each of `0..order.len()` once.
+fn is_permutation(order: &[NodeId]) -> bool {
+    let mut seen = vec![false; order.len()];
+    order
+        .iter()
+        .all(|&v| (v as usize) < order.len() && !std::mem::replace(&mut seen[v as usize], true))
 }
 
 /// Builds a string table with de-duplication. String 0 is the empty string.
