@@ -13,13 +13,15 @@ use quietway_engine::query::CchQuery;
 use quietway_engine::testing::{Rng, reference_dijkstra};
 
 /// Dijkstra on the graph a metric's hierarchy ranks: the turn model (routing node = arc, input
-/// arc `2t` = turn `t`), or for a metric on junctions the graph itself (input arc = arc).
+/// arc `t` = turn `t`), or for a metric on junctions the graph itself (input arc = arc).
 fn reference(city: &City, m: &CityMetric, w: &[Weight], sources: &[(u32, Weight)]) -> Vec<Weight> {
     let (t, g) = (&city.turns, &city.graph);
     if m.on_junctions {
         reference_dijkstra(g.node_count(), &g.edge_tail, &g.edge_head, w, sources)
     } else {
-        reference_dijkstra(t.node_count(), &t.turn_from, &t.turn_to, w, sources)
+        // The reference takes edges both ways: a turn's reverse is no turn.
+        let both: Vec<Weight> = w.iter().flat_map(|&x| [x, INF_WEIGHT]).collect();
+        reference_dijkstra(t.node_count(), &t.turn_from, &t.turn_to, &both, sources)
     }
 }
 
@@ -52,7 +54,8 @@ fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: 
         (&*m.cch, metric, None)
     } else {
         let g = &city.graph;
-        whole = Cch::new(g.node_count(), &g.edge_tail, &g.edge_head, &g.walking_order);
+        let (tails, heads) = quietway_engine::cch::both_ways(&g.edge_tail, &g.edge_head);
+        whole = Cch::new(g.node_count(), &tails, &heads, &g.walking_order);
         full = whole.customize(&metric.input_weights.to_vec());
         (&whole, &full, Some(metric))
     };

@@ -25,7 +25,8 @@ fn random_cch(rng: &mut Rng, min: usize, spread: u64) -> (usize, RandomGraph, Cc
     let g = random_graph(rng, n);
     let mut pairs = edge_pairs(&g.tails, &g.heads);
     let order = order_for(n, &mut pairs, &g.coords);
-    let cch = Cch::new(n, &g.tails, &g.heads, &order);
+    let (tails, heads) = crate::cch::both_ways(&g.tails, &g.heads);
+    let cch = Cch::new(n, &tails, &heads, &order);
     (n, g, cch)
 }
 

@@ -72,9 +72,26 @@ pub struct Cch {
     restricted: bool,
 }
 
+/// The input arcs of a graph given by its edges, both ways: edge `e`'s arc `2e` runs tail → head
+/// and `2e + 1` head → tail (a road graph's arc ids).
+pub fn both_ways(tails: &[NodeId], heads: &[NodeId]) -> (Vec<NodeId>, Vec<NodeId>) {
+    let t = tails
+        .iter()
+        .zip(heads)
+        .flat_map(|(&t, &h)| [t, h])
+        .collect();
+    let h = tails
+        .iter()
+        .zip(heads)
+        .flat_map(|(&t, &h)| [h, t])
+        .collect();
+    (t, h)
+}
+
 impl Cch {
-    /// Builds the topology. `tails`/`heads` are the input graph's edges (one per undirected edge);
-    /// input arc `2e` runs tail→head, `2e+1` head→tail. The order is first renumbered to a postorder
+    /// Builds the topology. `tails`/`heads` are the input graph's arcs: input arc `i` runs
+    /// `tails[i]` → `heads[i]` (a road graph's two directions are two input arcs, see
+    /// [`both_ways`]; a turn graph's turn is one, its reverse no input at all). The order is first renumbered to a postorder
     /// of its elimination tree (same fill-in), so every subtree is a contiguous range of ranks and
     /// subtrees can be customized in parallel.
     pub fn new(node_count: usize, tails: &[NodeId], heads: &[NodeId], order: &[NodeId]) -> Cch {
@@ -110,9 +127,9 @@ impl Cch {
         cch
     }
 
-    /// [`Cch::new`] on the input edges some of whose input arcs are `usable` (`2e`, `2e + 1` as
-    /// there), in input-arc ids of all the edges: the others map to no arc. The cycling hierarchy
-    /// is built this way on the turns a bicycle can use, in its own order.
+    /// [`Cch::new`] on the input arcs that are `usable`, in input-arc ids of all of them: the others
+    /// map to no arc. The cycling hierarchy is built this way on the turns a bicycle can use, in
+    /// its own order.
     pub fn on_inputs(
         node_count: usize,
         tails: &[NodeId],
@@ -120,22 +137,16 @@ impl Cch {
         order: &[NodeId],
         usable: &[bool],
     ) -> Cch {
-        assert_eq!(usable.len(), 2 * tails.len());
-        let kept: Vec<usize> = (0..tails.len())
-            .filter(|&e| usable[2 * e] || usable[2 * e + 1])
-            .collect();
-        let t: Vec<NodeId> = kept.iter().map(|&e| tails[e]).collect();
-        let h: Vec<NodeId> = kept.iter().map(|&e| heads[e]).collect();
+        assert_eq!(usable.len(), tails.len());
+        let kept: Vec<usize> = (0..tails.len()).filter(|&i| usable[i]).collect();
+        let t: Vec<NodeId> = kept.iter().map(|&i| tails[i]).collect();
+        let h: Vec<NodeId> = kept.iter().map(|&i| heads[i]).collect();
         let mut cch = Cch::new(node_count, &t, &h, order);
         let mut input_cch_arc = vec![u32::MAX; usable.len()];
         let mut input_upward = vec![false; usable.len()];
-        for (i, &e) in kept.iter().enumerate() {
-            for d in 0..2 {
-                if usable[2 * e + d] {
-                    input_cch_arc[2 * e + d] = cch.input_cch_arc[2 * i + d];
-                    input_upward[2 * e + d] = cch.input_upward[2 * i + d];
-                }
-            }
+        for (k, &i) in kept.iter().enumerate() {
+            input_cch_arc[i] = cch.input_cch_arc[k];
+            input_upward[i] = cch.input_upward[k];
         }
         cch.input_cch_arc = input_cch_arc;
         cch.input_upward = input_upward;
@@ -217,18 +228,14 @@ impl Cch {
         };
         let (down_first, down_arc, down_tail) = downward_lists(&up_first, &up_head);
         let triangles = triangle_bound(&up_first);
-        let mut input_cch_arc = vec![u32::MAX; 2 * tails.len()];
-        let mut input_upward = vec![false; 2 * tails.len()];
-        for (e, (&t, &h)) in tails.iter().zip(heads).enumerate() {
+        let mut input_cch_arc = vec![u32::MAX; tails.len()];
+        let mut input_upward = vec![false; tails.len()];
+        for (i, (&t, &h)) in tails.iter().zip(heads).enumerate() {
             let (a, b) = (rank[t as usize], rank[h as usize]);
-            if a == b {
-                continue;
+            if a != b {
+                input_cch_arc[i] = find_arc(a.min(b), a.max(b));
+                input_upward[i] = a < b;
             }
-            let arc = find_arc(a.min(b), a.max(b));
-            input_cch_arc[2 * e] = arc;
-            input_cch_arc[2 * e + 1] = arc;
-            input_upward[2 * e] = a < b;
-            input_upward[2 * e + 1] = b < a;
         }
         let mut subtree_size = vec![1u32; n];
         for x in 0..n {

@@ -887,7 +887,7 @@ fn junction_coords(g: &CityGraph) -> Vec<[f64; 2]> {
         .collect()
 }
 
-/// The order of the cycling hierarchy: the routing nodes no turn in `usable` (input arcs `2t`, see
+/// The order of the cycling hierarchy: the routing nodes no turn in `usable` (per turn, see
 /// [`crate::metric::cycling_can_use`]) touches first, where they stay without arcs, then
 /// [`order_line_graph`] of the turn graph of the usable turns alone. Cut for cycling, its
 /// separators count only the routing nodes a bicycle can use (a sidewalk costs a cut nothing),
@@ -898,7 +898,7 @@ pub fn cycling_order(turns: &TurnGraph, g: &CityGraph, usable: &[bool]) -> Vec<u
     let n = turns.node_count();
     let mut cycling = vec![false; n];
     for t in 0..turns.turn_count() {
-        if usable[2 * t] {
+        if usable[t] {
             cycling[turns.turn_from[t] as usize] = true;
             cycling[turns.turn_to[t] as usize] = true;
         }
@@ -917,7 +917,7 @@ pub fn cycling_order(turns: &TurnGraph, g: &CityGraph, usable: &[bool]) -> Vec<u
         })
         .collect();
     let mut degree = vec![0u32; ids.len()];
-    for t in (0..turns.turn_count()).filter(|&t| usable[2 * t]) {
+    for t in (0..turns.turn_count()).filter(|&t| usable[t]) {
         degree[local[turns.turn_from[t] as usize] as usize] += 1;
         degree[local[turns.turn_to[t] as usize] as usize] += 1;
     }
@@ -937,9 +937,9 @@ mod tests {
     fn an_empty_line_graph_orders_to_nothing() {
         let coords = vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
         assert!(order_line_graph(3, &coords, &[], &[]).is_empty());
-        let cch = crate::cch::Cch::on_inputs(2, &[0], &[1], &[0, 1], &[false, false]);
+        let cch = crate::cch::Cch::on_inputs(2, &[0], &[1], &[0, 1], &[false]);
         assert_eq!(cch.arc_count(), 0);
-        let m = cch.customize(&[5, 5]);
+        let m = cch.customize(&[5]);
         assert_eq!(m.fw.len(), 0);
         m.prepare_queries(&cch);
     }

@@ -321,8 +321,8 @@ impl City {
                 if bans.contains(&(t as u32)) {
                     buf[i] = INF_WEIGHT;
                 }
-                if old.input_weights[2 * t] != buf[i] {
-                    updates.push((2 * t as ArcId, buf[i]));
+                if old.input_weights[t] != buf[i] {
+                    updates.push((t as ArcId, buf[i]));
                 }
             }
         }

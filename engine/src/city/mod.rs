@@ -137,7 +137,7 @@ impl CityMetric {
         if self.on_junctions {
             (g.arc_tail(input), g.arc_head(input))
         } else {
-            let t = (input / 2) as usize;
+            let t = input as usize;
             (turns.turn_from[t], turns.turn_to[t])
         }
     }
@@ -393,9 +393,9 @@ fn well_connected_edges(
 /// and a waypoint snapped onto it found no route.
 fn well_connected_by_turns(g: &CityGraph, turns: &TurnGraph, metric: &CityMetric) -> Vec<bool> {
     let adj = Adjacency::new(turns.node_count(), &turns.turn_from, &turns.turn_to);
-    // Adjacency arc 2t runs along turn t; 2t + 1 is its reverse, which no rider takes.
+    // Adjacency arc 2t runs along turn t (input arc t); 2t + 1 is its reverse, which no rider takes.
     let (comp, sizes) = crate::dijkstra::strongly_connected(&adj, |a| {
-        a % 2 == 0 && metric.input_weights[a as usize] < INF_WEIGHT
+        a % 2 == 0 && metric.input_weights[(a / 2) as usize] < INF_WEIGHT
     });
     let largest = sizes.iter().copied().max().unwrap_or(0);
     let big = |x: u32| {
@@ -430,7 +430,8 @@ fn changed_weight(
 /// arcs (edge `e`'s arcs `2e` and `2e + 1` are its input arcs `2e` and `2e + 1`), so walking's arc
 /// weights are its input weights. Walking's metric is customized on it, then keeps only its nodes.
 fn walking_hierarchy(g: &CityGraph) -> Cch {
-    Cch::new(g.node_count(), &g.edge_tail, &g.edge_head, &g.walking_order)
+    let (tails, heads) = crate::cch::both_ways(&g.edge_tail, &g.edge_head);
+    Cch::new(g.node_count(), &tails, &heads, &g.walking_order)
 }
 
 /// Every metric, customized: the cycling ones on `cch` (the cycling hierarchy), walking on
@@ -467,7 +468,7 @@ fn customize_all(
             }
             let mut turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
             for &t in bans {
-                turn_weights[2 * t as usize] = INF_WEIGHT;
+                turn_weights[t as usize] = INF_WEIGHT;
             }
             let hierarchy = cch.customize(&turn_weights);
             hierarchy.prepare_queries(cch);

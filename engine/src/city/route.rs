@@ -375,9 +375,9 @@ impl City {
             for x in self.turns.nodes_of_arc(from) {
                 for &t in self.turns.turns_out_of(x) {
                     let to = self.turns.node_arc[self.turns.turn_to[t as usize] as usize];
-                    let w = metric.input_weights[2 * t as usize];
+                    let w = metric.input_weights[t as usize];
                     if to == into && w < INF_WEIGHT {
-                        updates.push((2 * t, add(w, extra)));
+                        updates.push((t, add(w, extra)));
                     }
                 }
             }
@@ -690,7 +690,7 @@ impl City {
                 // A target lies behind on this very arc: leave the arc by a turn first (seeding the
                 // arc itself would meet that target at once, as if it lay ahead).
                 for &t in self.turns.turns_out_of(arc) {
-                    let w = metric.input_weights[2 * t as usize];
+                    let w = metric.input_weights[t as usize];
                     if w < INF_WEIGHT {
                         seeds.push((self.turns.turn_to[t as usize], add(ahead, w), arc, f, i, x));
                     }
@@ -742,7 +742,7 @@ impl City {
             });
             let nodes = std::iter::once(src)
                 .filter(|&x| x != first_arc)
-                .chain(path.iter().map(|&i| self.turns.turn_to[(i >> 1) as usize]));
+                .chain(path.iter().map(|&t| self.turns.turn_to[t as usize]));
             let mut nodes = nodes.peekable();
             while let Some(x) = nodes.next() {
                 let arc = node_arc[x as usize];

@@ -535,8 +535,7 @@ impl WeightingModel {
         }
     }
 
-    /// The CCH input weights of every turn for one metric (input arc `2t` is turn `t`; `2t + 1`, its
-    /// reverse, does not exist).
+    /// The CCH input weights of every turn for one metric (input arc `t` is turn `t`).
     pub fn turn_input_weights(
         &self,
         g: &CityGraph,
@@ -544,7 +543,7 @@ impl WeightingModel {
         kind: MetricKind,
         arc_w: &[Weight],
     ) -> Vec<Weight> {
-        let mut w = vec![INF_WEIGHT; 2 * turns.turn_count()];
+        let mut w = vec![INF_WEIGHT; turns.turn_count()];
         let mut buf = Vec::new();
         for v in 0..g.node_count() as NodeId {
             let r = turns.turns_at(v);
@@ -552,7 +551,7 @@ impl WeightingModel {
             buf.resize(r.len(), INF_WEIGHT);
             self.turn_weights_at(g, turns, v, kind, arc_w, &mut buf);
             for (i, t) in r.enumerate() {
-                w[2 * t] = buf[i];
+                w[t] = buf[i];
             }
         }
         w
@@ -575,18 +574,18 @@ impl WeightingModel {
     }
 }
 
-/// The input arcs (turns, `2t`) a cycling metric can ever make finite: those into an arc a
+/// The input arcs (turns) a cycling metric can ever make finite: those into an arc a
 /// bicycle may use, ridden or pushed, and not closed to bicycles at the junction, as
 /// [`WeightingModel::turn_weights_at`] prices them. U-turns count: closing an arc can make a dead end
 /// where turning back becomes the way on. This depends on the graph alone, so the cycling
 /// hierarchy restricted to it ([`crate::cch::Cch::restricted`]) serves any model, arc change,
 /// ban or avoidance.
 pub fn cycling_can_use(g: &CityGraph, turns: &TurnGraph) -> Vec<bool> {
-    let mut usable = vec![false; 2 * turns.turn_count()];
-    for t in 0..turns.turn_count() {
-        let b = turns.node_arc[turns.turn_to[t] as usize];
-        usable[2 * t] = g.arc_attrs[b as usize].bike() != BikeAccess::No
-            && turns.turn_flags[t] & turn_flags::NO_BIKE == 0;
-    }
-    usable
+    (0..turns.turn_count())
+        .map(|t| {
+            let b = turns.node_arc[turns.turn_to[t] as usize];
+            g.arc_attrs[b as usize].bike() != BikeAccess::No
+                && turns.turn_flags[t] & turn_flags::NO_BIKE == 0
+        })
+        .collect()
 }
