@@ -23,7 +23,7 @@ pub mod query;
 mod unpack;
 
 pub use customize::{CustomizedMetric, InputsByArc};
-pub use prune::PrunedGraph;
+pub use prune::{Entries, PrunedGraph};
 
 pub type Weight = u32;
 pub const INF_WEIGHT: Weight = u32::MAX / 2;

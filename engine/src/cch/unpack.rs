@@ -61,9 +61,9 @@ impl PrunedGraph {
     ) {
         unpack_with(k, upward, out, stack, |k, up| {
             let [first, second] = if up {
-                self.fw_unpack[k as usize]
+                self.fw_unpack.get(k as usize)
             } else {
-                self.bw_unpack[k as usize]
+                self.bw_unpack.get(k as usize)
             };
             if first & INPUT_BIT != 0 {
                 Unpacked::Input(first & !INPUT_BIT)
