@@ -265,6 +265,26 @@ fn avoidances_change_cycling_metrics_only_and_match_dijkstra() {
     );
 }
 
+/// A trip between two random junctions, each end moved a few metres off it.
+fn random_trip(
+    rng: &mut Rng,
+    g: &quietway_engine::graph::CityGraph,
+    profile: Profile,
+    supersafe: bool,
+) -> RouteRequest {
+    let v1 = rng.below(g.node_count() as u64) as u32;
+    let v2 = rng.below(g.node_count() as u64) as u32;
+    let (p1, p2) = (g.node_lon_lat(v1), g.node_lon_lat(v2));
+    RouteRequest {
+        waypoints: vec![[p1[0] + 0.0001, p1[1]], [p2[0], p2[1] + 0.0001]],
+        profile,
+        supersafe,
+        night: false,
+        bearing: None,
+        departure: None,
+    }
+}
+
 /// Walking routes on its hierarchy on junctions: each leg's weight is Dijkstra's over the graph's
 /// arcs from the junctions ahead of the start (with the part of the start's arc to them) to the
 /// junctions the end's arcs leave (with the part of the arc up to the end), its pieces are
@@ -282,17 +302,7 @@ fn walking_routes_between_snapped_points_are_shortest() {
     let part = |x: Weight, f: f64| (x as f64 * f.clamp(0.0, 1.0)).round() as Weight;
     let mut checked = 0;
     for _ in 0..60 {
-        let v1 = rng.below(g.node_count() as u64) as u32;
-        let v2 = rng.below(g.node_count() as u64) as u32;
-        let (p1, p2) = (g.node_lon_lat(v1), g.node_lon_lat(v2));
-        let req = RouteRequest {
-            waypoints: vec![[p1[0] + 0.0001, p1[1]], [p2[0], p2[1] + 0.0001]],
-            profile: Profile::Walking,
-            supersafe: false,
-            night: false,
-            bearing: None,
-            departure: None,
-        };
+        let req = random_trip(&mut rng, g, Profile::Walking, false);
         let Some(route) = city.route(&req).unwrap() else {
             continue;
         };
@@ -357,18 +367,7 @@ fn routes_between_snapped_points_are_shortest() {
         let metrics: Vec<_> = kinds.iter().map(|&k| city.metric(k, None)).collect();
         let (mut checked, mut priced) = (0, 0);
         for _ in 0..60 {
-            let v1 = rng.below(g.node_count() as u64) as u32;
-            let v2 = rng.below(g.node_count() as u64) as u32;
-            let p1 = g.node_lon_lat(v1);
-            let p2 = g.node_lon_lat(v2);
-            let req = RouteRequest {
-                waypoints: vec![[p1[0] + 0.0001, p1[1]], [p2[0], p2[1] + 0.0001]],
-                profile: Profile::Cycling,
-                supersafe,
-                night: false,
-                bearing: None,
-                departure: None,
-            };
+            let req = random_trip(&mut rng, g, Profile::Cycling, supersafe);
             let Some(route) = city.route(&req).unwrap() else {
                 continue;
             };

@@ -678,9 +678,7 @@ impl City {
                 }
             }
         }
-        // (routing node, distance, arc started on, fraction of it behind, candidate, its extra)
-        let mut seeds: Vec<(u32, Weight, ArcId, f64, usize, Weight)> =
-            Vec::with_capacity(2 * starts.len());
+        let mut seeds: Vec<LegSeed> = Vec::with_capacity(2 * starts.len());
         for &(arc, f, ok, i, x) in starts {
             if !ok || !usable(arc) {
                 continue;
@@ -700,22 +698,10 @@ impl City {
                 seeds.push((arc, ahead, arc, f, i, x));
             }
         }
-        for s in &seeds {
-            q.add_source(s.0, s.1, &metric.cch);
-        }
-        q.run(&metric.cch, &metric.hierarchy);
-        let found = q.distance();
-        let best = if found < INF_WEIGHT {
-            found.saturating_sub(offset)
-        } else {
-            INF_WEIGHT
+        let best = match search_leg(q, metric, &seeds, offset, starts, ends)? {
+            Ok(best) => best,
+            Err(direct) => return Some(direct),
         };
-        if let Some(direct) = direct_leg(aw, starts, ends, best) {
-            return Some(direct);
-        }
-        if best >= INF_WEIGHT {
-            return None;
-        }
         let (src, tgt) = q.endpoints(&metric.cch)?;
         // The seed the search used at the path's first node: the cheapest one there.
         let &(_, _, first_arc, first_from, start_at, start_extra) =
@@ -755,13 +741,7 @@ impl City {
                 pieces.push(ArcPiece { arc, from: 0.0, to });
             }
         }
-        pieces.retain(|p| p.to > p.from);
-        let leg = Leg {
-            pieces,
-            weight: best,
-            snap_extra: add(start_extra, end_extra),
-            turn_backs_priced: 0,
-        };
+        let leg = searched_leg(pieces, best, add(start_extra, end_extra));
         Some((leg, start_at, end_at))
     }
 
@@ -782,8 +762,7 @@ impl City {
         for e in ends.iter().filter(|e| usable(e.0)) {
             q.add_target(g.arc_tail(e.0), up_to(e), &metric.cch);
         }
-        // (junction, distance, arc started on, fraction of it behind, candidate, its extra)
-        let seeds: Vec<(NodeId, Weight, ArcId, f64, usize, Weight)> = starts
+        let seeds: Vec<LegSeed> = starts
             .iter()
             .filter(|s| s.2 && usable(s.0))
             .map(|&(arc, f, _, i, x)| {
@@ -791,17 +770,10 @@ impl City {
                 (g.arc_head(arc), ahead, arc, f, i, x)
             })
             .collect();
-        for s in &seeds {
-            q.add_source(s.0, s.1, &metric.cch);
-        }
-        q.run(&metric.cch, &metric.hierarchy);
-        let best = q.distance();
-        if let Some(direct) = direct_leg(aw, starts, ends, best) {
-            return Some(direct);
-        }
-        if best >= INF_WEIGHT {
-            return None;
-        }
+        let best = match search_leg(q, metric, &seeds, 0, starts, ends)? {
+            Ok(best) => best,
+            Err(direct) => return Some(direct),
+        };
         let (src, tgt) = q.endpoints(&metric.cch)?;
         let &(_, _, first_arc, first_from, start_at, start_extra) =
             seeds.iter().filter(|s| s.0 == src).min_by_key(|s| s.1)?;
@@ -826,13 +798,7 @@ impl City {
             from: 0.0,
             to: end_f,
         });
-        pieces.retain(|p| p.to > p.from);
-        let leg = Leg {
-            pieces,
-            weight: best,
-            snap_extra: add(start_extra, end_extra),
-            turn_backs_priced: 0,
-        };
+        let leg = searched_leg(pieces, best, add(start_extra, end_extra));
         Some((leg, start_at, end_at))
     }
 
@@ -923,10 +889,51 @@ impl City {
 type LegStart = (ArcId, f64, bool, usize, Weight);
 /// A leg's possible end: (arc, fraction of it behind the point, candidate, extra).
 type LegEnd = (ArcId, f64, usize, Weight);
+/// A search's seed: (routing node or junction, distance, arc started on, fraction of it behind,
+/// candidate, its extra).
+type LegSeed = (u32, Weight, ArcId, f64, usize, Weight);
+
+/// Runs a leg's search from `seeds` to the targets already added to `q`, and weighs it against a
+/// start and end on one arc: `Err` with that leg when it costs no more, else `Ok` with the
+/// search's distance less `offset`; `None` when neither reaches.
+fn search_leg(
+    q: &mut CchQuery,
+    metric: &CityMetric,
+    seeds: &[LegSeed],
+    offset: Weight,
+    starts: &[LegStart],
+    ends: &[LegEnd],
+) -> Option<Result<Weight, (Leg, usize, usize)>> {
+    for s in seeds {
+        q.add_source(s.0, s.1, &metric.cch);
+    }
+    q.run(&metric.cch, &metric.hierarchy);
+    let found = q.distance();
+    let best = if found < INF_WEIGHT {
+        found.saturating_sub(offset)
+    } else {
+        INF_WEIGHT
+    };
+    if let Some(direct) = direct_leg(&metric.arc_weights, starts, ends, best) {
+        return Some(Err(direct));
+    }
+    (best < INF_WEIGHT).then_some(Ok(best))
+}
 
 /// The part `frac` of a weight.
 fn part(w: Weight, frac: f64) -> Weight {
     (w as f64 * frac.clamp(0.0, 1.0)).round() as Weight
+}
+
+/// A leg found by a search: its pieces (empty ones left out), weight and snapping extra.
+fn searched_leg(mut pieces: Vec<ArcPiece>, weight: Weight, snap_extra: Weight) -> Leg {
+    pieces.retain(|p| p.to > p.from);
+    Leg {
+        pieces,
+        weight,
+        snap_extra,
+        turn_backs_priced: 0,
+    }
 }
 
 /// A leg that starts and ends on the same arc, the end ahead, ridden directly, when it costs no
