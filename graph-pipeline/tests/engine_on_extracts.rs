@@ -42,8 +42,8 @@ fn seed() -> u64 {
 /// Checks each pair on the metric as it is and on a copy with the pruned query graph (or on the
 /// full hierarchy, if the metric already has its pruned graph). One Dijkstra serves several
 /// targets of a source.
-/// A query-only metric (walking's, on junctions: no shortcut weights) is checked through a full
-/// customization of its input weights, and answers each pair on its own pruned graph too.
+/// A query-only metric (walking's, on junctions: no shortcut or input weights) is checked through
+/// a full customization of its arc weights, and answers each pair on its own pruned graph too.
 fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: usize) {
     let metric = &m.hierarchy;
     let (whole, full);
@@ -56,7 +56,7 @@ fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: 
         let g = &city.graph;
         let (tails, heads) = quietway_engine::cch::both_ways(&g.edge_tail, &g.edge_head);
         whole = Cch::new(g.node_count(), &tails, &heads, &g.walking_order);
-        full = whole.customize(&metric.input_weights.to_vec());
+        full = whole.customize(&m.arc_weights);
         (&whole, &full, Some(metric))
     };
     cch.check_triangles(metric)
@@ -66,18 +66,31 @@ fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: 
         other.prepare_queries(cch);
     }
     let other_label = format!("{label} (other query graph)");
+    let inputs = metric.input_weights.to_vec();
     let n = cch.node_count() as u64;
     let mut q = CchQuery::new(cch);
     const TARGETS_PER_SOURCE: usize = 5;
     for _ in 0..pairs.div_ceil(TARGETS_PER_SOURCE) {
         let s = rng.below(n) as u32;
-        let dist = reference(city, m, &metric.input_weights.to_vec(), &[(s, 0)]);
+        let dist = reference(city, m, &inputs, &[(s, 0)]);
         for _ in 0..TARGETS_PER_SOURCE {
             let t = rng.below(n) as u32;
-            check_query(city, m, cch, metric, &mut q, s, t, dist[t as usize], label);
             check_query(
                 city,
                 m,
+                &inputs,
+                cch,
+                metric,
+                &mut q,
+                s,
+                t,
+                dist[t as usize],
+                label,
+            );
+            check_query(
+                city,
+                m,
+                &inputs,
                 cch,
                 &other,
                 &mut q,
@@ -87,7 +100,18 @@ fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: 
                 &other_label,
             );
             if let Some(qm) = query_only {
-                check_query(city, m, &m.cch, qm, &mut q, s, t, dist[t as usize], label);
+                check_query(
+                    city,
+                    m,
+                    &inputs,
+                    &m.cch,
+                    qm,
+                    &mut q,
+                    s,
+                    t,
+                    dist[t as usize],
+                    label,
+                );
             }
         }
     }
@@ -97,6 +121,7 @@ fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: 
 fn check_query(
     city: &City,
     m: &CityMetric,
+    inputs: &[Weight],
     cch: &Cch,
     metric: &CustomizedMetric,
     q: &mut CchQuery,
@@ -112,10 +137,7 @@ fn check_query(
     assert_eq!(q.distance(), want, "{label}: {s} → {t}");
     if want < INF_WEIGHT {
         let path = q.arc_path(cch, metric);
-        let total: u64 = path
-            .iter()
-            .map(|&a| metric.input_weights[a as usize] as u64)
-            .sum();
+        let total: u64 = path.iter().map(|&a| inputs[a as usize] as u64).sum();
         assert_eq!(total, want as u64, "{label}: path weight");
         if let (Some(&first), Some(&last)) = (path.first(), path.last()) {
             let ends = |i| m.input_ends(&city.graph, &city.turns, i);

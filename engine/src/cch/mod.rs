@@ -91,9 +91,9 @@ pub fn both_ways(tails: &[NodeId], heads: &[NodeId]) -> (Vec<NodeId>, Vec<NodeId
 impl Cch {
     /// Builds the topology. `tails`/`heads` are the input graph's arcs: input arc `i` runs
     /// `tails[i]` → `heads[i]` (a road graph's two directions are two input arcs, see
-    /// [`both_ways`]; a turn graph's turn is one, its reverse no input at all). The order is first renumbered to a postorder
-    /// of its elimination tree (same fill-in), so every subtree is a contiguous range of ranks and
-    /// subtrees can be customized in parallel.
+    /// [`both_ways`]; a turn graph's turn is one, its reverse no input at all). The order is first
+    /// renumbered to a postorder of its elimination tree (same fill-in), so every subtree is a
+    /// contiguous range of ranks and subtrees can be customized in parallel.
     pub fn new(node_count: usize, tails: &[NodeId], heads: &[NodeId], order: &[NodeId]) -> Cch {
         let first = Cch::build(node_count, tails, heads, order);
         let n = node_count;

@@ -29,26 +29,6 @@ impl City {
         Ok(())
     }
 
-    /// Full re-customization of one metric from its current input weights (for benchmarks).
-    pub fn recustomize(&self, kind: MetricKind) {
-        let old = self.state.read().unwrap().base[kind as usize].clone();
-        let weights = old.input_weights.to_vec();
-        let hierarchy = if old.has_shortcut_weights() {
-            old.cch.customize(&weights)
-        } else {
-            // Walking's metric keeps only its nodes: customized on its hierarchy built again.
-            let walking = walking_hierarchy(&self.graph);
-            walking.customize(&weights).query_only(&walking)
-        };
-        let m = Arc::new(CityMetric {
-            arc_weights: old.arc_weights.clone(),
-            hierarchy,
-            cch: old.cch.clone(),
-            on_junctions: old.on_junctions,
-        });
-        self.state.write().unwrap().base[kind as usize] = m;
-    }
-
     /// Counts a query on a metric; the query that makes it a metric in steady use (base metrics after
     /// an update, avoidance metrics during their window) builds its pruned query graph on the
     /// thread pool. Until then, and while that runs, queries use the full hierarchy, so a new
