@@ -2,7 +2,7 @@
 //! elimination tree, subtrees in parallel) and partial (a few changed input arcs re-customize only
 //! what they affect).
 
-use super::cow::{CowVec, CowWriter};
+use super::cow::{Block, CowVec, CowWriter};
 use super::{Cch, INF_WEIGHT, IdHash, PARALLEL_NODES, PrunedGraph, SCRATCH, Weight, add};
 use crate::graph::ArcId;
 
@@ -23,8 +23,8 @@ impl Cch {
     pub fn customize(&self, input_weights: &[Weight]) -> CustomizedMetric {
         assert_eq!(input_weights.len(), self.input_cch_arc.len());
         let m = self.arc_count();
-        // Zeroed pages from the allocator; every element is written before it is read.
-        let (mut fw, mut bw) = (vec![0; m], vec![0; m]);
+        // Every element is written before it is read.
+        let (mut fw, mut bw) = (Block::for_writing(m), Block::for_writing(m));
         let raw = RawMetric {
             fw: fw.as_mut_ptr(),
             bw: bw.as_mut_ptr(),
@@ -32,9 +32,12 @@ impl Cch {
             finite: [AtomicBits::new(m), AtomicBits::new(m)],
         };
         self.for_each_root(|r| self.customize_subtree(r, &raw));
-        // Stored in shared chunks, so the metrics derived from this one by live changes copy only
-        // what they change (crate::cch::cow).
-        let (fw, bw) = rayon::join(|| CowVec::from_slice(&fw), || CowVec::from_slice(&bw));
+        // The working arrays become the metric, in chunks that the metrics derived from this one by
+        // live changes share, copying only those they change (crate::cch::cow). Copying them into
+        // chunks of their own cost 1-4 ms a customization on New York (the copy, and the pages
+        // of about 2,600 fresh chunks): `cust` read 14.7-15.1 ms p50 against 16.0-19.0.
+        // SAFETY: every arc belongs to one lower endpoint, whose relaxation wrote both its weights.
+        let (fw, bw) = unsafe { (CowVec::from_block(fw), CowVec::from_block(bw)) };
         CustomizedMetric {
             fw,
             bw,
