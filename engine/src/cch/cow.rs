@@ -125,8 +125,9 @@ impl<T> Block<T> {
     }
 
     /// One array no longer reads chunk `c` here. Chunks no array reads go back to the system in
-    /// sweeps, each once a quarter of the chunks has died since the last: a system call per dead
-    /// chunk cost live changes 10-20 % of their time.
+    /// sweeps, each once a quarter of the chunks has died since the last, rather than with a
+    /// system call (and a TLB flush on every core) for each chunk as it dies, on the path of a
+    /// live change.
     fn leave(&self, c: usize) {
         if self.readers[c].fetch_sub(1, Ordering::AcqRel) == 1
             && self.dead.fetch_add(1, Ordering::AcqRel) + 1 == self.readers.len().div_ceil(4)
