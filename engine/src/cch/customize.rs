@@ -94,6 +94,7 @@ impl Cch {
             pos[self.up_head[a] as usize] = a as u32;
             // The arc's own weight: the least of its input arcs' (parallel arcs, both directions).
             let (mut f, mut b) = (INF_WEIGHT, INF_WEIGHT);
+            self.inputs_of.prefetch_ahead(a, m.inputs);
             for (i, upward) in self.inputs_of.of(a) {
                 // SAFETY: input arc ids index the input weights (checked length).
                 let w = unsafe { *m.inputs.add(i as usize) };
@@ -724,10 +725,35 @@ impl InputsByArc {
             .map(|&e| (e & !UPWARD_BIT, e & UPWARD_BIT != 0))
     }
 
+    /// Asks for the weight of an input arc a few dozen after `a`'s first to be brought into the
+    /// cache: input arcs are numbered by junction, not in the order customization meets them, and
+    /// their weights (1.2 MB on New York) are read at random. With 32 ahead, `cust` alternated
+    /// read 13.9-14.2 ms at best against 14.4-14.7 without (16 and 64 ahead did about as well).
+    #[inline(always)]
+    fn prefetch_ahead(&self, a: usize, weights: *const Weight) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let k = self.first[a] as usize + PREFETCH_INPUTS;
+            if let Some(&e) = self.inputs.get(k) {
+                // SAFETY: an input arc id indexes the input weights; a prefetch reads nothing.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        weights.add((e & !UPWARD_BIT) as usize).cast(),
+                    );
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (a, weights);
+    }
+
     pub fn memory_bytes(&self) -> usize {
         4 * (self.first.len() + self.inputs.len())
     }
 }
+
+/// How many input arcs ahead [`InputsByArc::prefetch_ahead`] asks for.
+const PREFETCH_INPUTS: usize = 32;
 
 /// Raw views of a metric's arrays for the parallel customization.
 struct RawMetric {
