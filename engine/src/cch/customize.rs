@@ -21,6 +21,12 @@ impl Cch {
     /// `cust` alternated read 35-37 ms p50 against 43-46 before (with the lower endpoints read
     /// from the downward lists instead of `arc_tail`).
     pub fn customize(&self, input_weights: &[Weight]) -> CustomizedMetric {
+        self.customize_owned(input_weights.to_vec())
+    }
+
+    /// [`Cch::customize`], keeping the input weights as the metric's own without a copy (1.2 MB
+    /// on New York, and its fresh pages: about 300 page faults).
+    pub fn customize_owned(&self, input_weights: Vec<Weight>) -> CustomizedMetric {
         assert_eq!(input_weights.len(), self.input_cch_arc.len());
         let m = self.arc_count();
         // Every element is written before it is read.
@@ -41,7 +47,7 @@ impl Cch {
         CustomizedMetric {
             fw,
             bw,
-            input_weights: CowVec::from_slice(input_weights),
+            input_weights: CowVec::from_vec(input_weights),
             pruned: std::sync::OnceLock::new(),
             uses: Default::default(),
         }

@@ -470,7 +470,7 @@ fn customize_all(
             for &t in bans {
                 turn_weights[t as usize] = INF_WEIGHT;
             }
-            let hierarchy = cch.customize(&turn_weights);
+            let hierarchy = cch.customize_owned(turn_weights);
             hierarchy.prepare_queries(cch);
             Arc::new(CityMetric {
                 arc_weights,
