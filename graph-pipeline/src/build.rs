@@ -42,6 +42,9 @@ pub struct BuildReport {
     pub dropped_nodes: usize,
     pub parking: usize,
     pub nodes_inside_coverage: usize,
+    /// Unnamed sidewalks named after the street beside them, of all unnamed sidewalks.
+    pub sidewalks_named: usize,
+    pub sidewalks_unnamed: usize,
 }
 
 struct KeptWay {
@@ -52,6 +55,12 @@ struct KeptWay {
     reference: String,
     /// A ferry's tagged crossing time.
     duration_s: Option<f64>,
+    /// A named street a sidewalk may take its name from.
+    street: bool,
+    /// A sidewalk mapped as a way of its own, without a name.
+    unnamed_sidewalk: bool,
+    /// Named after the street beside it (`way_flags::NAME_BESIDE`).
+    name_beside: bool,
 }
 
 fn control_of(tags: &Tags) -> (TrafficControl, Option<bool>) {
@@ -129,6 +138,31 @@ fn parse_restriction(r: &RawRelation) -> Option<Result<Restriction, ()>> {
             .trim_start_matches("no_")
             .replace("_turn", ""),
     }))
+}
+
+/// Unnamed sidewalks take the name of the street they run beside (crate::sidewalks); how many did.
+fn name_sidewalks(ways: &mut [KeptWay], point: impl Fn(i64) -> Option<LonLat>) -> usize {
+    let points = |w: &KeptWay| w.refs.iter().filter_map(|&r| point(r)).collect::<Vec<_>>();
+    let streets: Vec<(Vec<LonLat>, &str)> = ways
+        .iter()
+        .filter(|w| w.street)
+        .map(|w| (points(w), w.name.as_str()))
+        .collect();
+    let sidewalks: Vec<usize> = (0..ways.len())
+        .filter(|&i| ways[i].unnamed_sidewalk)
+        .collect();
+    let lines: Vec<Vec<LonLat>> = sidewalks.iter().map(|&i| points(&ways[i])).collect();
+    let names = crate::sidewalks::street_names_beside(&streets, &lines);
+    drop(streets);
+    let mut named = 0;
+    for (i, name) in sidewalks.into_iter().zip(names) {
+        if let Some(name) = name {
+            ways[i].name = name;
+            ways[i].name_beside = true;
+            named += 1;
+        }
+    }
+    named
 }
 
 fn route_name(r: &RawRelation) -> String {
@@ -210,6 +244,24 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         if let Some(profile) = rules::classify(&w.tags, &rules_cfg) {
             let name = tag(&w.tags, "name").unwrap_or("").to_string();
             let reference = tag(&w.tags, "ref").unwrap_or("").to_string();
+            let highway = tag(&w.tags, "highway").unwrap_or("");
+            let street = !name.is_empty()
+                && matches!(
+                    highway.trim_end_matches("_link"),
+                    "motorway"
+                        | "trunk"
+                        | "primary"
+                        | "secondary"
+                        | "tertiary"
+                        | "unclassified"
+                        | "residential"
+                        | "living_street"
+                        | "pedestrian"
+                        | "service"
+                );
+            let unnamed_sidewalk = name.is_empty()
+                && highway == "footway"
+                && tag(&w.tags, "footway") == Some("sidewalk");
             let routes = way_route_tag_names(&w.tags);
             if !routes.is_empty() {
                 way_routes.entry(w.id).or_default().extend(routes);
@@ -222,6 +274,9 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
                 profile,
                 name,
                 reference,
+                street,
+                unnamed_sidewalk,
+                name_beside: false,
             });
         }
     }
@@ -272,6 +327,14 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         .enumerate()
         .map(|(i, n)| (n.id, i))
         .collect();
+
+    progress.phase("naming sidewalks after their streets", 0);
+    report.sidewalks_unnamed = ways.iter().filter(|w| w.unnamed_sidewalk).count();
+    report.sidewalks_named = name_sidewalks(&mut ways, |r| {
+        node_index
+            .get(&r)
+            .map(|&k| LonLat::new(from_fixed(raw_nodes[k].lon), from_fixed(raw_nodes[k].lat)))
+    });
 
     progress.phase("splitting ways into edges", 0);
     // A node becomes a graph node when it ends a way, is shared by ways, or controls traffic.
@@ -325,6 +388,9 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         g.way_name.push(strings.intern(&w.name));
         g.way_ref.push(strings.intern(&w.reference));
         let mut flags = w.profile.flags;
+        if w.name_beside {
+            flags |= way_flags::NAME_BESIDE;
+        }
         let (mut fwd, mut bwd) = (w.profile.forward, w.profile.backward);
         let set = match way_routes.get(&w.id) {
             Some(names) if !names.is_empty() => {

@@ -7,3 +7,4 @@ pub mod osm;
 pub mod places;
 pub mod progress;
 pub mod rules;
+pub mod sidewalks;

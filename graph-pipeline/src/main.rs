@@ -248,6 +248,10 @@ fn run() -> Result<(), String> {
         "  islands removed     {} ({} nodes); bicycle parking {}",
         report.dropped_components, report.dropped_nodes, report.parking
     );
+    println!(
+        "  sidewalks named     {} of {} unnamed, after the street beside them",
+        report.sidewalks_named, report.sidewalks_unnamed
+    );
     println!("  km rideable per safety class:");
     for c in SafetyClass::ALL {
         println!(

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use quietway_engine::graph::{BikeAccess, SafetyClass};
+use quietway_engine::graph::{BikeAccess, SafetyClass, way_flags};
 
 #[test]
 fn every_shared_extract_builds() {
@@ -72,6 +72,25 @@ fn new_york_classes_match_what_riders_expect() {
             .all(|c| matches!(c, SafetyClass::Quiet | SafetyClass::Cycleway)),
         "{eb:?}"
     );
+    // Sidewalks mapped as ways of their own carry the name of the street beside them, for
+    // guidance only: routing takes them as unnamed.
+    let beside: Vec<usize> = (0..g.way_name.len())
+        .filter(|&w| g.way_flags[w] & way_flags::NAME_BESIDE != 0)
+        .collect();
+    assert!(beside.len() > 4000, "{} sidewalks named", beside.len());
+    let arc_of = |w: usize| (0..g.arc_count() as u32).find(|&a| g.arc_way(a) as usize == w);
+    for &w in beside.iter().step_by(97) {
+        assert_ne!(g.way_name[w], 0);
+        if let Some(a) = arc_of(w) {
+            assert_eq!(g.routing_name(a), 0);
+        }
+    }
+    let broadway = (0..g.way_name.len())
+        .filter(|&w| {
+            g.way_flags[w] & way_flags::NAME_BESIDE != 0 && g.string(g.way_name[w]) == "Broadway"
+        })
+        .count();
+    assert!(broadway >= 10, "{broadway} sidewalks of Broadway");
 }
 
 #[test]

@@ -89,7 +89,7 @@ impl City {
         if let Some(&first) = found.first() {
             let g = &self.graph;
             let ends = |e: u32| [g.arc_tail(2 * e), g.arc_head(2 * e)];
-            let name = |e: u32| g.string(g.way_name[g.arc_way(2 * e) as usize]);
+            let name = |e: u32| g.string(g.routing_name(2 * e));
             let fe = ends(first.edge);
             // One candidate per way, the nearest: farther pieces of a way are reached along it.
             let mut ways = Vec::with_capacity(found.len());
@@ -348,7 +348,7 @@ impl City {
     /// starts on that road, or `a` has no name.
     fn road_entry(&self, pieces: &[ArcPiece], a: ArcId) -> Option<(ArcId, ArcId)> {
         let g = &self.graph;
-        let name = |x: ArcId| g.way_name[g.arc_way(x) as usize];
+        let name = |x: ArcId| g.routing_name(x);
         let n = name(a);
         let mut k = pieces.iter().position(|p| p.arc == a)?;
         if n == 0 {
@@ -450,7 +450,7 @@ impl City {
             CROSSOVER_MAX_ARCS, CROSSOVER_MAX_M, TURN_BACK_RIDDEN_DEG, turn_angle,
         };
         let g = &self.graph;
-        let name = |a: ArcId| g.way_name[g.arc_way(a) as usize];
+        let name = |a: ArcId| g.routing_name(a);
         let p = &leg.pieces;
         let mut out = Vec::new();
         // Turning back at the end of a spur mid-route (a dead end is the one place a U-turn is

@@ -179,6 +179,10 @@ pub mod way_flags {
     /// A `highway=service` way (a driveway, a parking aisle, an access road): not a roundabout exit
     /// a rider counts. Graphs built before this flag have it unset everywhere.
     pub const SERVICE: u16 = 1 << 12;
+    /// An unnamed sidewalk named after the street it runs beside (graph-pipeline's `sidewalks`):
+    /// the name is for guidance only. Routing (snapping's same-road rule, turn-backs and
+    /// crossovers) takes the way as unnamed (`CityGraph::routing_name`).
+    pub const NAME_BESIDE: u16 = 1 << 13;
 }
 
 /// Traffic control at a node (`highway=traffic_signals|stop|give_way`).
@@ -374,6 +378,16 @@ impl CityGraph {
     }
     pub fn arc_way(&self, arc: ArcId) -> u32 {
         self.edge_way[(arc >> 1) as usize]
+    }
+    /// The name routing goes by for arc `a`'s way: none for a sidewalk named only after the
+    /// street beside it (`way_flags::NAME_BESIDE`), whose name is guidance's.
+    pub fn routing_name(&self, a: ArcId) -> u32 {
+        let w = self.arc_way(a) as usize;
+        if self.way_flags[w] & way_flags::NAME_BESIDE != 0 {
+            0
+        } else {
+            self.way_name[w]
+        }
     }
     pub fn arc_length_m(&self, arc: ArcId) -> f32 {
         self.edge_length_m[(arc >> 1) as usize]

@@ -289,7 +289,7 @@ pub fn crossover_exits<I: Iterator<Item = ArcId>>(
     next: impl Fn(ArcId) -> I,
     back_deg: i32,
 ) -> Option<(bool, bool)> {
-    let name = |x: ArcId| g.way_name[g.arc_way(x) as usize];
+    let name = |x: ArcId| g.routing_name(x);
     let n = name(a);
     let len = g.arc_length_m(c);
     if n == 0 || c == a ^ 1 || name(c) == n || len > CROSSOVER_MAX_M {
