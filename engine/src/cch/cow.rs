@@ -20,7 +20,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 const CHUNK_BITS: u32 = 11;
 const CHUNK: usize = 1 << CHUNK_BITS;
 const MASK: usize = CHUNK - 1;
-const HUGE_PAGE: usize = 2 << 20;
 const PAGE: usize = 4096;
 
 /// One allocation of elements, shared by the arrays that read it and written, through raw pointers
@@ -41,9 +40,6 @@ const RELEASED: u32 = u32::MAX;
 enum Alloc {
     /// A vector's, with this capacity.
     Vec(usize),
-    /// A mapping of [`Block::for_writing`]'s, of this many bytes.
-    #[cfg(target_os = "linux")]
-    Mapped(usize),
 }
 
 impl<T> Block<T> {
@@ -59,56 +55,8 @@ impl<T> Block<T> {
     }
 
     /// Uninitialized room for `len` elements, to be written whole before it is read
-    /// ([`CowVec::from_block`]), in huge pages where the system grants them: filling fresh memory
-    /// of a customization's size (4.5 MB an array on New York) in 4 KiB pages took 2,600 page
-    /// faults a customization, about 2.5 ms of 17. A block that large is a mapping of its own, so
-    /// the advice ends with it (advised memory the allocator handed out again would back any touch
-    /// with a whole huge page).
+    /// ([`CowVec::from_block`]): a customization's working arrays, which become the metric.
     pub fn for_writing(len: usize) -> Block<T> {
-        let bytes = len * std::mem::size_of::<T>();
-        #[cfg(target_os = "linux")]
-        if bytes >= HUGE_PAGE && std::mem::align_of::<T>() <= PAGE {
-            let used = bytes.next_multiple_of(PAGE);
-            let mapped = used + HUGE_PAGE;
-            // SAFETY: a fresh private mapping; its unaligned ends are unmapped again, and the rest
-            // is the block's until `drop` unmaps it.
-            unsafe {
-                let raw = libc::mmap(
-                    std::ptr::null_mut(),
-                    mapped,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                );
-                if raw == libc::MAP_FAILED {
-                    std::alloc::handle_alloc_error(
-                        std::alloc::Layout::from_size_align(bytes, HUGE_PAGE).unwrap(),
-                    );
-                }
-                let start = (raw as usize).next_multiple_of(HUGE_PAGE);
-                let head = start - raw as usize;
-                if head > 0 {
-                    libc::munmap(raw, head);
-                }
-                if mapped - head > used {
-                    libc::munmap((start + used) as *mut libc::c_void, mapped - head - used);
-                }
-                // Whole huge pages only: the tail in 4 KiB pages, or it would take a whole one.
-                libc::madvise(
-                    start as *mut libc::c_void,
-                    bytes / HUGE_PAGE * HUGE_PAGE,
-                    libc::MADV_HUGEPAGE,
-                );
-                return Block {
-                    ptr: start as *mut T,
-                    len,
-                    alloc: Alloc::Mapped(used),
-                    readers: Box::new([]),
-                    dead: Default::default(),
-                };
-            }
-        }
         let mut v = std::mem::ManuallyDrop::new(Vec::<T>::with_capacity(len));
         Block {
             ptr: v.as_mut_ptr(),
@@ -181,15 +129,11 @@ impl<T> Block<T> {
 
 impl<T> Drop for Block<T> {
     fn drop(&mut self) {
-        // SAFETY: the parts `new` took apart, or the mapping `for_writing` made.
+        // SAFETY: the parts `new` or `for_writing` took apart.
         unsafe {
             match self.alloc {
                 // Elements are `Copy` (every `CowVec`'s are): nothing to drop but the memory.
                 Alloc::Vec(cap) => drop(Vec::from_raw_parts(self.ptr, 0, cap)),
-                #[cfg(target_os = "linux")]
-                Alloc::Mapped(bytes) => {
-                    libc::munmap(self.ptr.cast(), bytes);
-                }
             }
         }
     }
