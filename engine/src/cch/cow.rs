@@ -11,7 +11,7 @@
 //! changes, each metric a clone of the one before, holds no more memory than the arrays it serves.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// log2 of the elements per chunk. Small chunks keep a change that ripples through scattered arcs
 /// (a turn priced for one leg: `City::without_turn_backs`) from copying megabytes: with 16,384
@@ -27,20 +27,16 @@ const PAGE: usize = 4096;
 pub struct Block<T> {
     ptr: *mut T,
     len: usize,
-    alloc: Alloc,
+    /// The capacity of the vector the block was taken from.
+    cap: usize,
     /// Per chunk: how many arrays read the chunk here (the others have copies of their own).
     readers: Box<[AtomicU32]>,
     /// Chunks no array reads, not yet given back (a count towards the next sweep).
-    dead: std::sync::atomic::AtomicUsize,
+    dead: AtomicUsize,
 }
 
 /// A chunk's readers once its pages have gone back to the system.
 const RELEASED: u32 = u32::MAX;
-
-enum Alloc {
-    /// A vector's, with this capacity.
-    Vec(usize),
-}
 
 impl<T> Block<T> {
     fn new(v: Vec<T>) -> Block<T> {
@@ -48,7 +44,7 @@ impl<T> Block<T> {
         Block {
             ptr: v.as_mut_ptr(),
             len: v.len(),
-            alloc: Alloc::Vec(v.capacity()),
+            cap: v.capacity(),
             readers: Box::new([]),
             dead: Default::default(),
         }
@@ -57,14 +53,9 @@ impl<T> Block<T> {
     /// Uninitialized room for `len` elements, to be written whole before it is read
     /// ([`CowVec::from_block`]): a customization's working arrays, which become the metric.
     pub fn for_writing(len: usize) -> Block<T> {
-        let mut v = std::mem::ManuallyDrop::new(Vec::<T>::with_capacity(len));
-        Block {
-            ptr: v.as_mut_ptr(),
-            len,
-            alloc: Alloc::Vec(v.capacity()),
-            readers: Box::new([]),
-            dead: Default::default(),
-        }
+        let mut block = Block::new(Vec::with_capacity(len));
+        block.len = len;
+        block
     }
 
     /// The first element.
@@ -129,13 +120,9 @@ impl<T> Block<T> {
 
 impl<T> Drop for Block<T> {
     fn drop(&mut self) {
-        // SAFETY: the parts `new` or `for_writing` took apart.
-        unsafe {
-            match self.alloc {
-                // Elements are `Copy` (every `CowVec`'s are): nothing to drop but the memory.
-                Alloc::Vec(cap) => drop(Vec::from_raw_parts(self.ptr, 0, cap)),
-            }
-        }
+        // SAFETY: the parts `new` took apart. Elements are `Copy` (every `CowVec`'s are):
+        // nothing to drop but the memory.
+        drop(unsafe { Vec::from_raw_parts(self.ptr, 0, self.cap) });
     }
 }
 
