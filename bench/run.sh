@@ -51,7 +51,7 @@ node bench/multimodal.mjs $quick
 echo
 echo "== Scale-out: one and two server processes sharing a data directory and a Redis"
 if command -v redis-server >/dev/null; then
-  node bench/scale.mjs $quick
+  node bench/scale-out.mjs $quick
 else
   echo "skipped: needs redis-server (apt-get install redis-server)"
 fi

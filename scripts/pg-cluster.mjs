@@ -1,5 +1,5 @@
 // A throw-away PostgreSQL cluster, for the tests (test/postgres.ts) and the scale benchmark
-// (bench/scale.mjs): Debian's `postgresql`, installed with apt-get when missing (fails, never skips,
+// (bench/scale-out.mjs): Debian's `postgresql`, installed with apt-get when missing (fails, never skips,
 // when it cannot be had), initialised in a temporary directory, started on a free loopback port, and
 // removed by stop(). PostgreSQL refuses to run as root, so as root the cluster belongs to the
 // `postgres` account (made by Debian's package) and its commands run through runuser.

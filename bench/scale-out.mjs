@@ -5,8 +5,8 @@
 // with the in-process rate-limit store, to show what the shared store costs. Then one and two
 // processes on the PostgreSQL store (a throw-away cluster, scripts/pg-cluster.mjs) instead of the
 // SQLite file, as servers on several hosts would run.
-// Needs `redis-server` and `postgresql` (Debian's packages; PostgreSQL is installed when missing). Prints a table and writes bench/results/scale.json.
-// `node bench/scale.mjs [--quick]`
+// Needs `redis-server` and `postgresql` (Debian's packages; PostgreSQL is installed when missing). Prints a table and writes bench/results/scale-out.json.
+// `node bench/scale-out.mjs [--quick]`
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -24,7 +24,7 @@ import { machine, root, shared } from './common.mjs';
 const quick = process.argv.includes('--quick');
 const duration = quick ? 5 : 15;
 const connections = 16;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quietway-scale-'));
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quietway-scale-out-'));
 execFileSync(path.join(root, 'target/release/quietway-build-graph'), [
   '--city',
   'nyc',
@@ -191,7 +191,7 @@ redis.kill('SIGKILL');
 fs.rmSync(dataDir, { recursive: true, force: true });
 
 const result = {
-  name: 'scale',
+  name: 'scale-out',
   quick,
   machine: machine(),
   endpoint: 'POST /directions/v2/',
@@ -201,7 +201,7 @@ const result = {
   ...results,
 };
 fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-fs.writeFileSync(path.join(root, 'bench/results/scale.json'), JSON.stringify(result, null, 2));
+fs.writeFileSync(path.join(root, 'bench/results/scale-out.json'), JSON.stringify(result, null, 2));
 console.log('| setup | req/s | median | p99 | errors | non-2xx |');
 console.log('|---|---|---|---|---|---|');
 for (const [name, r] of Object.entries(results)) {
@@ -209,4 +209,4 @@ for (const [name, r] of Object.entries(results)) {
     `| ${name.replaceAll('_', ' ')} | ${r.requests_per_s.toFixed(0)} | ${r.latency_median_ms} ms | ${r.latency_p99_ms} ms | ${r.errors} | ${r.non_2xx} |`,
   );
 }
-console.log('written bench/results/scale.json');
+console.log('written bench/results/scale-out.json');
