@@ -45,6 +45,12 @@ export interface BuildOptions {
   rateLimitStore?: RateLimitStore;
   /** The log destination, when the caller made one (server.ts); reported by /health/. */
   logSink?: LogSink;
+  /**
+   * Whether to return only once every city graph has loaded or failed (true, the default: tests and
+   * benchmarks route right after). server.ts passes false: it listens at once while the graphs load
+   * in the background (`app.engine.ready` resolves when they are in; /health/ shows each city).
+   */
+  waitForCities?: boolean;
 }
 
 export async function buildApp({
@@ -52,6 +58,7 @@ export async function buildApp({
   logger = false,
   rateLimitStore,
   logSink,
+  waitForCities = true,
 }: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -59,8 +66,8 @@ export async function buildApp({
     // A whole-request deadline: a body that stalls (or trickles) is cut when it passes, with 408.
     requestTimeout: config.limits.requestTimeoutMs,
     bodyLimit: config.limits.maxBodyBytes,
-    // Loading a large city graph (building the turn model's hierarchy and customizing its metrics)
-    // takes longer than Fastify's 10 s plugin default; start-up waits for it.
+    // City graphs load after registration (below), but a plugin may still take a while (migrating a
+    // large store); no plugin is cut at Fastify's 10 s default.
     pluginTimeout: 0,
     http: {
       headersTimeout: config.limits.headersTimeoutMs,
@@ -107,5 +114,10 @@ export async function buildApp({
 
   // Last: 405 and 410 answers for every path registered above.
   await app.register(fp(async (instance) => instance.finishRoutes()));
+
+  // The city graphs load in the background once everything that sets a city up as it arrives
+  // (EngineService.onCity) is registered.
+  const loaded = app.engine.start();
+  if (waitForCities) await loaded;
   return app;
 }

@@ -58,6 +58,7 @@ const envSchema = z.object({
       }
       return r.data;
     }),
+  QUIETWAY_LOAD_CONCURRENCY: int(1, 64, 2),
   QUIETWAY_CITIES: z
     .string()
     .regex(/^\s*([a-z0-9_-]+(\s*,\s*[a-z0-9_-]+)*)?\s*$/, 'must be comma-separated city ids, e.g. nyc,london')
@@ -229,6 +230,11 @@ export interface Config {
    * in the graph folder.
    */
   cities: string[] | null;
+  /**
+   * How many city graphs load at once after start-up (each load holds a thread of libuv's pool,
+   * which routing shares).
+   */
+  loadConcurrency: number;
   /** Endpoints answered with 410, as `METHOD /path/` (e.g. `POST /directions/`). */
   retiredEndpoints: string[];
   /** Announced sunset date of the deprecated v1 routes (Sunset header), if any. */
@@ -386,6 +392,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.QUIETWAY_REDIS_URL ?? null,
     // Empty (as a compose file may leave it): every graph.
     cities: e.QUIETWAY_CITIES?.trim() ? e.QUIETWAY_CITIES.split(',').map((c) => c.trim()) : null,
+    loadConcurrency: e.QUIETWAY_LOAD_CONCURRENCY,
     retiredEndpoints: e.QUIETWAY_RETIRED_ENDPOINTS.split(',')
       .map((x) => x.trim().replace(/\s+/g, ' '))
       .filter(Boolean),

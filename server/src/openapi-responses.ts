@@ -29,7 +29,7 @@ const html = (description: string) => media(description, 'text/html');
 const ERRORS = {
   '4XX': json('The request was refused (the body names why)', ERROR_BODY),
   '5XX': json(
-    'The server could not answer: 503 while a city’s graph is not loaded, storage is full or the image store cannot be reached',
+    'The server could not answer: 503 while a city’s graph is not loaded (or still loading, with `Retry-After`), storage is full or the image store cannot be reached',
     ERROR_BODY,
   ),
 };

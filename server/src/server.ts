@@ -8,7 +8,14 @@ import { LogSink } from './logsink.js';
 export async function startServer(config: Config): Promise<FastifyInstance> {
   // Logs go to stdout through a sink that drops lines it cannot write instead of blocking or throwing.
   const logSink = new LogSink(1);
-  const app = await buildApp({ config, logger: { level: config.logLevel, stream: logSink }, logSink });
+  // Listens at once: the city graphs load in the background (each city routes as soon as its own
+  // graph is in; until then its requests answer 503 with Retry-After, and /health/ shows its state).
+  const app = await buildApp({
+    config,
+    logger: { level: config.logLevel, stream: logSink },
+    logSink,
+    waitForCities: false,
+  });
   process.once('exit', () => logSink.flushSync());
   let closing = false;
   const shutdown = (signal: string) => {

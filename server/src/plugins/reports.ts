@@ -1,6 +1,6 @@
-// Road reports as application services: the road changes in routing (re-applied at start-up and
-// kept in step with other processes' writes), the analysis worker, and the WZDx importer when a feed
-// is configured. Stopped with the app.
+// Road reports as application services: the road changes in routing (re-applied to each city as its
+// graph loads and kept in step with other processes' writes), the analysis worker, and the WZDx
+// importer when a feed is configured. Stopped with the app.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
@@ -19,19 +19,25 @@ declare module 'fastify' {
   }
 }
 
-/** A point in a configured city this process does not load because QUIETWAY_CITIES leaves it out. */
+/**
+ * A report the analysis worker leaves for now: in a configured city this process does not load
+ * because QUIETWAY_CITIES leaves it out (another node's), or outside every ready city while graphs
+ * are still loading (it may lie in one of them: analysed once they are in).
+ */
 function elsewhere(engine: EngineService, only: string[] | null): (p: [number, number]) => boolean {
-  if (!only) return () => false;
-  const others = engine.configured.filter((a) => !only.includes(a.id));
-  return (p) => others.some((a) => contains(a, p));
+  const others = only ? engine.configured.filter((a) => !only.includes(a.id)) : [];
+  return (p) =>
+    others.some((a) => contains(a, p)) ||
+    (engine.loading().length > 0 && !engine.cities().some((c) => c.coverage.some((a) => contains(a, p))));
 }
 
 export default fp(
   async (app: FastifyInstance, { config }: { config: Config }) => {
     const changes = new RoadChanges(app.engine, app.repos, app.log);
-    // Read before the restore: a write another process makes meanwhile is re-synced at the first poll.
+    // Read before any city is restored: a write another process makes meanwhile is re-synced at the
+    // first poll (a city still loading reads the database as it arrives).
     const sync = new RoutingSync(app.repos, changes, app.log, config.routingSyncMs);
-    changes.restore();
+    app.engine.onCity((city) => changes.adopt(city));
     const worker = new AnalysisWorker(
       new ReportAnalyser(app.engine, app.repos),
       app.repos,
@@ -52,12 +58,20 @@ export default fp(
     app.decorate('roadChanges', changes);
     app.decorate('reportWorker', worker);
     app.decorate('wzdx', wzdx);
+    let closed = false;
     app.addHook('onReady', async () => {
       worker.start();
-      wzdx?.start();
       sync.start();
+      // Once every graph has loaded (or failed): reports left while cities loaded are analysed now,
+      // and the feed's roadworks find their cities.
+      void app.engine.ready.then(() => {
+        if (closed) return;
+        worker.kick();
+        wzdx?.start();
+      });
     });
     app.addHook('onClose', async () => {
+      closed = true;
       worker.stop();
       wzdx?.stop();
       sync.stop();

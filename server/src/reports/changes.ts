@@ -1,6 +1,6 @@
 // Road changes in routing: the three kinds an accepted report (or an admin) makes, applied through the
-// engine's live updates, stored, re-applied at start-up (so after a graph rebuild too, matched by OSM
-// way ids) and reversible. Also keeps the engine's avoidance windows in step with the disruptions
+// engine's live updates, stored, re-applied as each city's graph loads (so after a graph rebuild too,
+// matched by OSM way ids) and reversible. Also keeps the engine's avoidance windows in step with the disruptions
 // table (curated, imported and accepted one-off windows).
 //
 // - permanent road changes: `close_way` (both directions or one), `reweight_way` (re-class a way:
@@ -115,32 +115,31 @@ export class RoadChanges {
     private readonly engine: EngineService,
     private readonly repos: Repositories,
     private readonly log: FastifyBaseLogger,
-  ) {
-    for (const c of engine.cities()) {
-      const own = c.engine.weighting();
-      this.baseWeighting.set(c.id, own);
-      // What the engine starts with: its own model and no turn bans of ours.
-      this.weightingApplied.set(c.id, JSON.stringify(JSON.parse(own)));
-      this.turnBansApplied.set(c.id, '[]');
-    }
-  }
+  ) {}
 
+  /** The loaded city; 503 while its graph is still loading, 409 when it is not loaded at all. */
   city(id: string): LoadedCity {
     const c = this.engine.city(id);
-    if (!c) throw new HttpError(409, `The graph of ${id} is not loaded`);
-    return c;
+    if (c) return c;
+    throw this.engine.loadingError(id) ?? new HttpError(409, `The graph of ${id} is not loaded`);
   }
 
-  /** Every active change and disruption of every loaded city, applied to its engine (start-up). */
-  restore(): void {
-    for (const c of this.engine.cities()) {
-      for (const ch of this.repos.reports.changes({ city: c.id, status: 'active' })) {
-        const flag = this.apply(c, ch);
-        if (flag !== ch.flag) this.repos.reports.flagChange(ch.id, flag);
-        if (flag) this.log.warn({ change: ch.id, city: c.id }, `road change flagged for review: ${flag}`);
-      }
-      this.syncDisruptions(c.id);
+  /**
+   * Takes in a city as its graph loads (EngineService.onCity, before it routes): its own weighting
+   * model, then every active change and disruption of it applied to its engine.
+   */
+  adopt(c: LoadedCity): void {
+    const own = c.engine.weighting();
+    this.baseWeighting.set(c.id, own);
+    // What the engine starts with: its own model and no turn bans of ours.
+    this.weightingApplied.set(c.id, JSON.stringify(JSON.parse(own)));
+    this.turnBansApplied.set(c.id, '[]');
+    for (const ch of this.repos.reports.changes({ city: c.id, status: 'active' })) {
+      const flag = this.apply(c, ch);
+      if (flag !== ch.flag) this.repos.reports.flagChange(ch.id, flag);
+      if (flag) this.log.warn({ change: ch.id, city: c.id }, `road change flagged for review: ${flag}`);
     }
+    this.syncCityDisruptions(c);
   }
 
   /**
@@ -238,7 +237,12 @@ export class RoadChanges {
    */
   syncDisruptions(cityId: string): void {
     const city = this.engine.city(cityId);
-    if (!city) return;
+    // A city still loading takes its disruptions in when it arrives (adopt).
+    if (city) this.syncCityDisruptions(city);
+  }
+
+  private syncCityDisruptions(city: LoadedCity): void {
+    const cityId = city.id;
     this.version++;
     let reg = this.registered.get(cityId);
     if (!reg) {
@@ -295,6 +299,7 @@ export class RoadChanges {
    */
   resync(cityId: string): void {
     const city = this.engine.city(cityId);
+    // A city still loading reads the database as it arrives (adopt).
     if (!city) return;
     this.version++;
     const active = this.repos.reports.changes({ city: cityId, status: 'active' });

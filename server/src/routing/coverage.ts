@@ -121,6 +121,8 @@ export function geojsonPolygons(json: unknown): Polygon[] {
 /** A spec city as graph-pipeline/cities.json configures it (the file the pipeline embeds). */
 export interface CityListing {
   name: string;
+  /** IANA time zone (the graph's own once it is loaded). */
+  timezone?: string;
   /** The coverage polygons, relative to the shared data folder. */
   boundary?: string;
   /** Extracts in the shared data folder built when a self-hoster brings none. */

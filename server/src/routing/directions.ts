@@ -3,7 +3,7 @@
 // disruptions near it. Shared by directions v2, the deprecated v1 and (later) multi-modal.
 import type { RouteInput, RouteJsonOutput } from '../../../addon/index.js';
 import type { Disruption, Repositories } from '../db/repositories.js';
-import { HttpError } from '../errors.js';
+import { cityLoading, HttpError } from '../errors.js';
 import type { EngineService, LoadedCity } from '../plugins/engine.js';
 import { contains, containsWithin } from './coverage.js';
 import {
@@ -63,7 +63,10 @@ export const CROSS_CITY = 'CROSS_CITY_ROUTE';
  */
 export const COVERAGE_SHORE_MARGIN_M = 300;
 
-/** The loaded city that covers every waypoint; 400 CROSS_CITY_ROUTE or 503 otherwise. */
+/**
+ * The loaded city that covers every waypoint; 400 CROSS_CITY_ROUTE or 503 otherwise (with
+ * `Retry-After` when the city may be one whose graph is still loading).
+ */
 export function cityFor(engine: EngineService, points: [number, number][]): LoadedCity {
   for (const c of engine.cities()) {
     if (points.every((p) => c.coverage.some((a) => contains(a, p)))) return c;
@@ -74,12 +77,23 @@ export function cityFor(engine: EngineService, points: [number, number][]): Load
       return c;
     }
   }
-  // Inside a configured city whose graph is not loaded: an outage, not a coverage problem.
+  // Inside a configured city whose graph is not loaded: an outage, not a coverage problem; while
+  // its graph is still loading (the server has just started), one that says when to try again.
   const known = engine.configured.find((a) => points.every((p) => contains(a, p)));
   if (known && !engine.city(known.id)) {
-    throw new HttpError(503, `Routing for ${known.name} is not available right now`);
+    throw (
+      engine.loadingError(known.id) ??
+      new HttpError(503, `Routing for ${known.name} is not available right now`)
+    );
   }
-  if (engine.cities().length === 0) throw new HttpError(503, 'Routing is not available right now');
+  // A graph still loading whose coverage is not configured may hold the points.
+  const loading = engine.loadingErrorAt(points);
+  if (loading) throw loading;
+  if (engine.cities().length === 0) {
+    throw engine.loading().length > 0
+      ? cityLoading(null)
+      : new HttpError(503, 'Routing is not available right now');
+  }
   const names = engine.cities().map((c) => c.name);
   throw new HttpError(
     400,

@@ -65,8 +65,7 @@ const idParam = z.object({
 const adminDisruptionRoutes: FastifyPluginAsyncZod = async (app) => {
   /** The entry as the spec shows it, plus its ways, feed id and state now (`active`, `upcoming`, `ended`). */
   const view = (d: Disruption) => {
-    const tz = app.engine.city(d.city)?.timezone ?? 'UTC';
-    const now = nowLocal(tz);
+    const now = nowLocal(app.engine.timezone(d.city));
     const start = localMinutesOf(`${d.startDate}T00:00`) + d.startMinute;
     const end = localMinutesOf(`${d.endDate}T00:00`) + d.endMinute;
     return {
@@ -78,8 +77,8 @@ const adminDisruptionRoutes: FastifyPluginAsyncZod = async (app) => {
   const analyser = new ReportAnalyser(app.engine, app.repos);
   const cityAt = (p: [number, number]) => {
     const c = analyser.cityOf(p);
-    if (!c) throw new HttpError(400, 'location lies outside every routed city');
-    return c;
+    if (c) return c;
+    throw app.engine.loadingErrorAt([p]) ?? new HttpError(400, 'location lies outside every routed city');
   };
   const entry = async (b: z.infer<typeof body>): Promise<NewDisruption> => {
     const city = cityAt(b.location);
@@ -118,9 +117,10 @@ const adminDisruptionRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const city = request.query.city;
-      const tz = city ? app.engine.city(city)?.timezone : undefined;
       return {
-        disruptions: app.repos.disruptions.list(city, todayLocal(tz ?? 'UTC', -1)).map(view),
+        disruptions: app.repos.disruptions
+          .list(city, todayLocal(city ? app.engine.timezone(city) : 'UTC', -1))
+          .map(view),
         wzdx: app.wzdx ? app.wzdx.last : null,
       };
     },
@@ -168,8 +168,7 @@ const adminDisruptionRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const n = request.params.id;
       const before = existing(n);
-      const tz = app.engine.city(before.city)?.timezone ?? 'UTC';
-      const d = app.roadChanges.endDisruption(n, tz) as Disruption;
+      const d = app.roadChanges.endDisruption(n, app.engine.timezone(before.city)) as Disruption;
       log(actorOf(request.credential), 'end_disruption', n, view(before), view(d));
       return view(d);
     },

@@ -146,7 +146,12 @@ const adminReportRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const r = reportOr404(request.params.id);
       const city = r.city ? app.engine.city(r.city) : analyser.cityOf(r.location);
-      if (!city) return { type: 'FeatureCollection', features: [] };
+      if (!city) {
+        // Its city's graph may still be loading (the server has just started): said, not an empty map.
+        const loading = r.city ? app.engine.loadingError(r.city) : app.engine.loadingErrorAt([r.location]);
+        if (loading) throw loading;
+        return { type: 'FeatureCollection', features: [] };
+      }
       const [lon, lat] = r.location;
       const dLat = request.query.radius / 111_320;
       const dLon = dLat / Math.cos((lat * Math.PI) / 180);

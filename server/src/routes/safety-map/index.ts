@@ -39,8 +39,9 @@ const safetyMapRoutes: FastifyPluginAsyncZod = async (app) => {
   const tiles = new Map<string, { at: number; body: Buffer }>();
   const cityOr404 = (id: string): LoadedCity => {
     const c = app.engine.city(id);
-    if (!c) throw new HttpError(404, 'City not found');
-    return c;
+    if (c) return c;
+    // A city whose graph is still loading is there in a moment: 503 with Retry-After, not 404.
+    throw app.engine.loadingError(id) ?? new HttpError(404, 'City not found');
   };
 
   app.get(
