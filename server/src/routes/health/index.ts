@@ -1,5 +1,6 @@
 // GET /health/: liveness plus what a self-hoster wants to see first: versions, every spec city with
-// its state (loaded, no data, failed to load), the bbox of its graph's data and how much of its
+// its state (loaded, loading, no data, failed to load) and how its graph's loading went (answered at
+// once, while graphs load in the background), the bbox of its graph's data and how much of its
 // polygon that covers, whether the server can still write (free space of the data folder, writes
 // refused for lack of it) and log (lines dropped), and the state of each bike-share system's GBFS feeds.
 import fs from 'node:fs/promises';
@@ -7,7 +8,7 @@ import path from 'node:path';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
-import type { EngineService } from '../../plugins/engine.js';
+import type { CityLoad, EngineService } from '../../plugins/engine.js';
 import { cityList } from '../../routing/coverage.js';
 import { SERVER_VERSION } from '../../version.js';
 
@@ -21,11 +22,24 @@ const healthResponse = z.object({
   version: z.string(),
   engine_version: z.string(),
   uptime_seconds: z.number(),
+  /** City graphs still loading (0 once start-up loading is over). */
+  cities_loading: z.number(),
   cities: z.array(
     z.object({
       id: z.string(),
       name: z.string(),
-      state: z.enum(['loaded', 'no_data', 'failed_to_load']),
+      state: z.enum(['loaded', 'loading', 'no_data', 'failed_to_load']),
+      /** How its graph file's loading went; null when the city has no graph file. */
+      load: z
+        .object({
+          state: z.enum(['loading', 'ready', 'failed']),
+          /** Loading: seconds since start-up asked for it; ready or failed: how long the load took. */
+          seconds: z.number(),
+          /** Loading, waiting for a free loader (QUIETWAY_LOAD_CONCURRENCY). */
+          queued: z.boolean(),
+          error: z.string().nullable(),
+        })
+        .nullable(),
       graph_version: z.string().nullable(),
       data_bbox: z.array(z.number()).length(4).nullable(),
       polygon_coverage: z
@@ -83,22 +97,45 @@ async function freeBytes(config: Config): Promise<number | null> {
   return known.length > 0 ? Math.min(...known) : null;
 }
 
-/** Every configured city in the order of the city list, then any other graph loaded or failed. */
+const tenths = (ms: number) => Math.round(ms / 100) / 10;
+
+/** How a graph file's loading went (seconds to a tenth). */
+function loadView(l: CityLoad, now: number) {
+  return {
+    state: l.state,
+    seconds: tenths(l.endedAt === null ? now - l.queuedAt : l.endedAt - (l.startedAt ?? l.queuedAt)),
+    queued: l.state === 'loading' && l.startedAt === null,
+    error: l.error,
+  };
+}
+
+/** Every configured city in the order of the city list, then any other graph loading, loaded or failed. */
 function cityStates(engine: EngineService) {
   const listed = cityList();
+  const now = Date.now();
+  // A graph's load under the id of the city it holds (its file name's until it is loaded).
+  const loads = new Map(engine.loads().map((l) => [l.cityId ?? l.id, l]));
   const ids = [
     ...Object.keys(listed),
     ...engine.cities().map((c) => c.id),
     ...engine.failed.map((f) => f.id),
+    ...loads.keys(),
   ];
   return [...new Set(ids)].map((id) => {
     const c = engine.city(id);
+    const l = loads.get(id);
     if (!c) {
       const failed = engine.failed.some((f) => f.id === id);
       return {
         id,
         name: listed[id]?.name ?? id,
-        state: failed ? ('failed_to_load' as const) : ('no_data' as const),
+        state:
+          l?.state === 'loading'
+            ? ('loading' as const)
+            : failed
+              ? ('failed_to_load' as const)
+              : ('no_data' as const),
+        load: l ? loadView(l, now) : null,
         graph_version: null,
         data_bbox: null,
         polygon_coverage: null,
@@ -109,6 +146,7 @@ function cityStates(engine: EngineService) {
       id,
       name: c.name,
       state: 'loaded' as const,
+      load: l ? loadView(l, now) : null,
       graph_version: c.graphVersion,
       data_bbox: c.dataBbox,
       polygon_coverage: m
@@ -148,6 +186,7 @@ const health: FastifyPluginAsyncZod<{ config: Config }> = async (app, { config }
         version: SERVER_VERSION,
         engine_version: app.engine.version,
         uptime_seconds: Math.round(process.uptime()),
+        cities_loading: app.engine.loading().length,
         cities: cityStates(app.engine),
         storage: {
           status: full ? ('full' as const) : ('ok' as const),
