@@ -35,7 +35,24 @@ export interface ServerProcess {
   stop(): void;
 }
 
-/** Starts `quietway serve` on a free port with `env` added; resolves with its base URL. */
+/**
+ * Resolves once the server at `base` has loaded (or failed) every city graph: `quietway serve`
+ * listens at once and loads its graphs in the background (`cities_loading` in /health/).
+ */
+export async function citiesLoaded(base: string, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const health = (await (await fetch(`${base}/health/`)).json()) as { cities_loading: number };
+    if (health.cities_loading === 0) return;
+    if (Date.now() > until) throw new Error(`${base} still loads ${health.cities_loading} city graphs`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Starts `quietway serve` on a free port with `env` added; resolves with its base URL once it
+ * listens and has loaded its city graphs.
+ */
 export function serve(env: Record<string, string>): Promise<ServerProcess> {
   const proc = spawn(process.execPath, [path.join(PROJECT_ROOT, 'server', 'dist', 'cli.js'), 'serve'], {
     env: {
@@ -48,12 +65,18 @@ export function serve(env: Record<string, string>): Promise<ServerProcess> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
+  let listening = false;
   return new Promise((resolve, reject) => {
     const onData = (b: Buffer) => {
       out += b.toString();
       const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        resolve({ base: m[1] as string, proc, output: () => out, stop: () => proc.kill('SIGKILL') });
+      if (m && !listening) {
+        listening = true;
+        const base = m[1] as string;
+        citiesLoaded(base).then(
+          () => resolve({ base, proc, output: () => out, stop: () => proc.kill('SIGKILL') }),
+          reject,
+        );
       }
     };
     proc.stdout?.on('data', onData);

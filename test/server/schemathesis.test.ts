@@ -13,6 +13,7 @@ import { PROJECT_ROOT } from '../../server/src/config.js';
 import { DEFAULT_RATE_LIMITS } from '../../server/src/ratelimit.js';
 import { WEB_BUILD } from '../../server/src/routes/maps/index.js';
 import { buildGraph, SHARED_DATA, storeEnv, tempDir } from '../helpers.js';
+import { citiesLoaded } from '../processes.js';
 
 const SCHEMATHESIS = 'schemathesis==4.32.5';
 const VENV = path.join(PROJECT_ROOT, 'build', 'schemathesis-venv');
@@ -83,15 +84,19 @@ async function startWeather(): Promise<string> {
   return `http://127.0.0.1:${(weather.address() as AddressInfo).port}`;
 }
 
-/** `quietway serve` on a free port; resolves with its base URL. */
+/** `quietway serve` on a free port; resolves with its base URL once its city graph has loaded. */
 function serve(): Promise<string> {
   server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
+    let listening = false;
     server?.stdout?.on('data', (b: Buffer) => {
       out += b.toString();
       const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1] as string);
+      if (m && !listening) {
+        listening = true;
+        citiesLoaded(m[1] as string).then(() => resolve(m[1] as string), reject);
+      }
     });
     server?.on('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
   });
