@@ -111,3 +111,24 @@ export function benchServerEnv(dataDir, gbfs) {
     QUIETWAY_MAX_CONNECTIONS_PER_CLIENT: '0',
   };
 }
+
+/**
+ * Waits until a server process on `port` answers `/health/` with every city graph loaded
+ * (`cities_loading` 0: a server listens at once and loads its graphs in the background), and
+ * `ready(health)` holds when given. Throws after `seconds`.
+ */
+export async function waitForServer(port, { seconds = 300, ready = () => true } = {}) {
+  const until = Date.now() + seconds * 1000;
+  let last = 'no answer';
+  while (Date.now() < until) {
+    try {
+      const h = await (await fetch(`http://127.0.0.1:${port}/health/`)).json();
+      if ((h.cities_loading ?? 0) === 0 && ready(h)) return h;
+      last = `cities_loading ${h.cities_loading}`;
+    } catch (e) {
+      last = e.message;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server on port ${port} not ready after ${seconds} s (${last})`);
+}

@@ -11,7 +11,7 @@ import autocannon from 'autocannon';
 import { buildApp } from '../server/dist/app.js';
 import { issueKey } from '../server/dist/auth/keys.js';
 import { loadConfig } from '../server/dist/config.js';
-import { buildNycGraph, machine, manhattanPoints, root, shared } from './common.mjs';
+import { buildNycGraph, machine, manhattanPoints, root, shared, waitForServer } from './common.mjs';
 
 const quick = process.argv.includes('--quick');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quietway-bench-'));
@@ -36,15 +36,7 @@ const server = spawn(process.execPath, [path.join(root, 'server/dist/cli.js'), '
   env,
   stdio: 'inherit',
 });
-for (let i = 0; ; i++) {
-  try {
-    await fetch(`http://127.0.0.1:${port}/health/`);
-    break;
-  } catch {
-    if (i > 200) throw new Error('server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+await waitForServer(port);
 const app = setup;
 
 // Random pairs in Manhattan below 42nd Street, 2.5–3.5 km apart as the crow flies, that route.

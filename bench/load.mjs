@@ -13,7 +13,15 @@ import autocannon from 'autocannon';
 import { buildApp } from '../server/dist/app.js';
 import { issueKey } from '../server/dist/auth/keys.js';
 import { loadConfig } from '../server/dist/config.js';
-import { benchServerEnv, buildNycGraph, machine, manhattanPoints, root, serveCitiBike } from './common.mjs';
+import {
+  benchServerEnv,
+  buildNycGraph,
+  machine,
+  manhattanPoints,
+  root,
+  serveCitiBike,
+  waitForServer,
+} from './common.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -42,14 +50,7 @@ const server = spawn(process.execPath, [path.join(root, 'server/dist/cli.js'), '
   env,
   stdio: 'inherit',
 });
-for (let i = 0; ; i++) {
-  try {
-    const h = await (await fetch(`http://127.0.0.1:${port}/health/`)).json();
-    if (h.bike_share?.[0]?.status === 'ok') break;
-  } catch {}
-  if (i > 1200) throw new Error('server did not start with the Citi Bike feed');
-  await new Promise((r) => setTimeout(r, 100));
-}
+await waitForServer(port, { seconds: 120, ready: (h) => h.bike_share?.[0]?.status === 'ok' });
 
 const rss = () =>
   Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1]) * 1024;

@@ -19,7 +19,7 @@ import { issueKey } from '../server/dist/auth/keys.js';
 import { loadConfig } from '../server/dist/config.js';
 import { openPostgres } from '../server/dist/db/database.js';
 import { createRepositories } from '../server/dist/db/repositories.js';
-import { machine, root, shared } from './common.mjs';
+import { machine, root, shared, waitForServer } from './common.mjs';
 
 const quick = process.argv.includes('--quick');
 const duration = quick ? 5 : 15;
@@ -108,15 +108,7 @@ async function start(extra) {
     stdio: 'inherit',
   });
   children.push(proc);
-  for (let i = 0; ; i++) {
-    try {
-      await fetch(`http://127.0.0.1:${port}/health/`);
-      break;
-    } catch {
-      if (i > 3000) throw new Error('server did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await waitForServer(port);
   return { port, proc };
 }
 const stop = async (s) => {
