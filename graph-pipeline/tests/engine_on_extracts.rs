@@ -484,3 +484,50 @@ fn routes_between_snapped_points_are_shortest() {
         );
     }
 }
+
+/// A city loads with the metrics of `LOADED_METRICS`; the others are built by their first use,
+/// with the arc changes made before it in force: their weights equal those of a city that had
+/// every metric built before the same changes (updated by partial customization).
+#[test]
+fn metrics_not_loaded_are_built_on_first_use_with_the_changes_in_force() {
+    use quietway_engine::city::{ArcChange, LOADED_METRICS};
+    let lazy = lower_manhattan();
+    for kind in MetricKind::ALL {
+        assert_eq!(
+            lazy.is_built(kind),
+            LOADED_METRICS.contains(&kind),
+            "{kind:?}"
+        );
+    }
+    let eager = lower_manhattan();
+    eager.prepare_base_metrics();
+    assert!(MetricKind::ALL.iter().all(|&k| eager.is_built(k)));
+    let mut rng = Rng(seed());
+    let n = lazy.graph.arc_count() as u64;
+    let changes: Vec<(u32, ArcChange)> = (0..60)
+        .map(|i| {
+            let change = if i % 3 == 0 {
+                ArcChange::Closed
+            } else {
+                ArcChange::Factor(2.5)
+            };
+            (rng.below(n) as u32, change)
+        })
+        .collect();
+    lazy.update_arcs(&changes).unwrap();
+    eager.update_arcs(&changes).unwrap();
+    for kind in MetricKind::ALL {
+        let (a, b) = (lazy.metric(kind, None), eager.metric(kind, None));
+        assert!(lazy.is_built(kind));
+        assert_eq!(a.arc_weights, b.arc_weights, "{kind:?}");
+        if kind.is_cycling() {
+            assert_eq!(
+                a.input_weights.to_vec(),
+                b.input_weights.to_vec(),
+                "{kind:?}"
+            );
+            assert_eq!(a.fw.to_vec(), b.fw.to_vec(), "{kind:?}");
+            assert_eq!(a.bw.to_vec(), b.bw.to_vec(), "{kind:?}");
+        }
+    }
+}

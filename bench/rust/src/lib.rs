@@ -21,7 +21,7 @@ pub const CITY_EXTRACTS: [(&str, &str); 3] = [
 ];
 
 /// A city routed from one OSM extract of `shared/osm`, built as the pipeline builds it (without
-/// elevation), with the nested-dissection order.
+/// elevation), with the nested-dissection order, its base metrics pruned.
 pub fn build_city(shared: &Path, city_id: &str, file: &str, name: &str) -> City {
     let cities = load_cities(None).expect("city configuration");
     let cfg = cities[city_id].clone();
@@ -36,7 +36,11 @@ pub fn build_city(shared: &Path, city_id: &str, file: &str, name: &str) -> City 
         min_component_nodes: 25,
     };
     let (graph, _) = build(&input, &Progress::new(true)).expect("graph build");
-    City::from_graph(graph, name.into(), None).expect("graph")
+    let city = City::from_graph(graph, name.into(), None).expect("graph");
+    // Routes as in steady use: every base metric pruned (a fresh city prunes a metric once routes
+    // use it), so results do not depend on when a background pruning finishes.
+    city.prepare_base_metrics();
+    city
 }
 
 /// The bounding box of a city's graph nodes, `[west, south, east, north]`.

@@ -13,6 +13,14 @@ impl City {
             let st = self.state.read().unwrap();
             (st.arc_changes.clone(), st.turn_bans.clone())
         };
+        // The metrics built so far, again; the others stay to be built on first use.
+        let built: Vec<MetricKind> = {
+            let st = self.state.read().unwrap();
+            MetricKind::ALL
+                .into_iter()
+                .filter(|&k| st.base[k as usize].is_some())
+                .collect()
+        };
         let base = customize_all(
             &self.graph,
             &self.turns,
@@ -21,6 +29,7 @@ impl City {
             &model,
             &changes,
             &bans,
+            &built,
         );
         let mut st = self.state.write().unwrap();
         st.model = Arc::new(model);
@@ -44,12 +53,52 @@ impl City {
         }
     }
 
-    /// Waits until every base metric has its pruned query graph (benchmarks, tests).
+    /// Builds every base metric not built yet and waits until each has its pruned query graph, as
+    /// once every metric is in steady use (benchmarks, tests).
     pub fn prepare_base_metrics(&self) {
-        let base = self.state.read().unwrap().base.clone();
-        for m in base {
+        for kind in MetricKind::ALL {
+            let m = self.base_metric(kind);
             m.prepare_queries(&m.cch);
         }
+    }
+
+    /// Whether a base metric has been built (see [`LOADED_METRICS`]).
+    pub fn is_built(&self, kind: MetricKind) -> bool {
+        self.state.read().unwrap().base[kind as usize].is_some()
+    }
+
+    /// The base metric of a kind, customized now if this is its first use: with the model, arc
+    /// changes and turn bans in force, under the writer lock so no update is lost meanwhile.
+    /// Queries on other metrics go on; those asking for the same one wait for it.
+    pub(super) fn base_metric(&self, kind: MetricKind) -> Arc<CityMetric> {
+        if let Some(m) = &self.state.read().unwrap().base[kind as usize] {
+            return m.clone();
+        }
+        let _writer = self.writer.lock().unwrap();
+        let (model, changes, bans) = {
+            let st = self.state.read().unwrap();
+            if let Some(m) = &st.base[kind as usize] {
+                return m.clone();
+            }
+            (
+                st.model.clone(),
+                st.arc_changes.clone(),
+                st.turn_bans.clone(),
+            )
+        };
+        let built = customize_all(
+            &self.graph,
+            &self.turns,
+            &self.cch,
+            None,
+            &model,
+            &changes,
+            &bans,
+            &[kind],
+        );
+        let m = built[kind as usize].clone().expect("built as asked");
+        self.state.write().unwrap().base[kind as usize] = Some(m.clone());
+        m
     }
 
     /// Applies permanent changes to cycling arcs: each cycling base metric is copied, partially
@@ -78,11 +127,12 @@ impl City {
                 all_changes.insert(a, c);
             }
         }
-        // The six cycling metrics are independent: update copies of them in parallel.
+        // The cycling metrics built so far are independent: update copies of them in parallel (one
+        // not built yet is built with every change in force on first use).
         use rayon::prelude::*;
         let updated: Vec<(MetricKind, Arc<CityMetric>)> = MetricKind::ALL
             .into_par_iter()
-            .filter(|k| k.is_cycling())
+            .filter(|&k| k.is_cycling() && old_base[k as usize].is_some())
             .map(|kind| {
                 let arc_updates: Vec<(ArcId, Weight)> = changes
                     .iter()
@@ -94,7 +144,7 @@ impl City {
                     })
                     .collect();
                 let m = self.updated_metric(
-                    &old_base[kind as usize],
+                    old_base[kind as usize].as_ref().expect("filtered"),
                     &model,
                     kind,
                     &arc_updates,
@@ -106,7 +156,7 @@ impl City {
             .collect();
         let mut new_base = old_base.clone();
         for (kind, m) in updated {
-            new_base[kind as usize] = m;
+            new_base[kind as usize] = Some(m);
         }
         let mut st = self.state.write().unwrap();
         st.base = new_base;
@@ -156,7 +206,12 @@ impl City {
     pub fn metric(&self, kind: MetricKind, departure: Option<i64>) -> Arc<CityMetric> {
         let (base, active, model, avoid_list, bans) = {
             let st = self.state.read().unwrap();
-            let base = st.base[kind as usize].clone();
+            let Some(base) = st.base[kind as usize].clone() else {
+                drop(st);
+                // First use: built now, then looked at again (an avoidance may be in force).
+                self.base_metric(kind);
+                return self.metric(kind, departure);
+            };
             if !kind.is_cycling() {
                 return base;
             }
@@ -242,10 +297,10 @@ impl City {
         use rayon::prelude::*;
         let updated: Vec<(MetricKind, Arc<CityMetric>)> = MetricKind::ALL
             .into_par_iter()
-            .filter(|k| k.is_cycling())
+            .filter(|&k| k.is_cycling() && old_base[k as usize].is_some())
             .map(|kind| {
                 let m = self.updated_metric(
-                    &old_base[kind as usize],
+                    old_base[kind as usize].as_ref().expect("filtered"),
                     &model,
                     kind,
                     &[],
@@ -257,7 +312,7 @@ impl City {
             .collect();
         let mut st = self.state.write().unwrap();
         for (kind, m) in updated {
-            st.base[kind as usize] = m;
+            st.base[kind as usize] = Some(m);
         }
         st.turn_bans = banned;
         st.cache.clear();

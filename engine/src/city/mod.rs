@@ -146,8 +146,10 @@ impl CityMetric {
 struct State {
     /// Shared, so a route reads it without copying the model.
     model: Arc<WeightingModel>,
-    /// Base metrics (model weights with permanent arc changes), indexed by MetricKind.
-    base: Vec<Arc<CityMetric>>,
+    /// Base metrics (model weights with permanent arc changes), indexed by MetricKind; `None` for
+    /// a metric not built yet (see [`LOADED_METRICS`]): it is customized, with the changes and
+    /// bans in force, on first use.
+    base: Vec<Option<Arc<CityMetric>>>,
     arc_changes: HashMap<ArcId, ArcChange>,
     /// Turns banned for cycling by accepted reports (turn ids of the turn model).
     turn_bans: std::collections::HashSet<u32>,
@@ -192,16 +194,55 @@ pub struct City {
     /// Serializes writers (arc updates, model swaps), so none loses another's change; queries
     /// never take it.
     writer: Mutex<()>,
+    /// Seconds each step of [`City::from_graph`] took, in order (benchmarks, start-up logs).
+    pub load_phases: Vec<(&'static str, f64)>,
+}
+
+/// The steps of a load, timed.
+struct LoadPhases {
+    since: std::time::Instant,
+    done: Vec<(&'static str, f64)>,
+}
+
+impl Default for LoadPhases {
+    fn default() -> Self {
+        LoadPhases {
+            since: std::time::Instant::now(),
+            done: Vec::new(),
+        }
+    }
+}
+
+impl LoadPhases {
+    fn end(&mut self, step: &'static str) {
+        let now = std::time::Instant::now();
+        self.done
+            .push((step, now.duration_since(self.since).as_secs_f64()));
+        self.since = now;
+    }
 }
 
 const CACHE_LIMIT: usize = 64;
+/// The metrics a city customizes as it loads: what a request by day asks for (SuperSafe checks
+/// its detour against Direct) and walking. The others (by night, SuperSafe's gentler weighting)
+/// are customized on first use, so a city answers sooner and holds only the metrics asked for
+/// (docs/engine.md, "At city size").
+pub const LOADED_METRICS: [MetricKind; 3] = [
+    MetricKind::SuperSafeDay,
+    MetricKind::DirectDay,
+    MetricKind::Walking,
+];
 /// Queries on a metric after which its pruned query graph is built.
 const PRUNE_AFTER_USES: u32 = 16;
 
 impl City {
     pub fn load(path: &Path, model: Option<WeightingModel>) -> Result<City, String> {
+        let start = std::time::Instant::now();
         let (graph, version) = format::read_file(path).map_err(|e| e.to_string())?;
-        City::from_graph(graph, version, model)
+        let read_s = start.elapsed().as_secs_f64();
+        let mut city = City::from_graph(graph, version, model)?;
+        city.load_phases.insert(0, ("graph file read", read_s));
+        Ok(city)
     }
 
     pub fn from_graph(
@@ -209,6 +250,7 @@ impl City {
         graph_version: String,
         model: Option<WeightingModel>,
     ) -> Result<City, String> {
+        let mut phases = LoadPhases::default();
         graph.validate()?;
         if graph.city.is_none() {
             return Err("graph has no city section".into());
@@ -217,28 +259,32 @@ impl City {
         if graph.walking_order.len() != graph.node_count() {
             graph.walking_order = crate::cch::order::nested_dissection_order(&graph);
         }
+        phases.end("turn model and walking order");
         let model = model.unwrap_or_default();
         model.validate()?;
         let walking = walking_hierarchy(&graph);
+        phases.end("walking hierarchy");
         let usable = crate::metric::cycling_can_use(&graph, &turns);
         if graph.cycling_order.len() != turns.node_count() {
             graph.cycling_order = crate::cch::order::cycling_order(&turns, &graph, &usable);
         }
-        let cch = Arc::new(
-            Cch::on_inputs(
-                turns.node_count(),
-                &turns.turn_from,
-                &turns.turn_to,
-                &graph.cycling_order,
-                &usable,
-            )
-            .restricted(&usable),
+        let full = Cch::on_inputs(
+            turns.node_count(),
+            &turns.turn_from,
+            &turns.turn_to,
+            &graph.cycling_order,
+            &usable,
         );
+        phases.end("cycling hierarchy");
+        let cch = Arc::new(full.restricted(&usable));
+        drop(full);
+        phases.end("cycling hierarchy restricted");
         let adjacency = Adjacency::new(graph.node_count(), &graph.edge_tail, &graph.edge_head);
         let snap_index = SnapIndex::new(&graph);
         let way_arcs = arcs_by_way(&graph);
         let arc_changes = HashMap::new();
         let turn_bans = std::collections::HashSet::new();
+        phases.end("adjacency and snapping index");
         let base = customize_all(
             &graph,
             &turns,
@@ -247,11 +293,17 @@ impl City {
             &model,
             &arc_changes,
             &turn_bans,
+            &LOADED_METRICS,
         );
+        phases.end("metrics customized");
+        let direct = base[MetricKind::DirectDay as usize]
+            .as_ref()
+            .expect("loaded with the city");
         let well_connected = [
-            well_connected_by_turns(&graph, &turns, &base[MetricKind::DirectDay as usize]),
+            well_connected_by_turns(&graph, &turns, direct),
             well_connected_edges(&graph, &adjacency, |a| graph.arc_attrs[a as usize].foot()),
         ];
+        phases.end("well-connected parts");
         Ok(City {
             graph,
             graph_version,
@@ -273,6 +325,7 @@ impl City {
             turn_back_cache: Mutex::new(Vec::new()),
             dijkstras: Mutex::new(Vec::new()),
             writer: Mutex::new(()),
+            load_phases: phases.done,
         })
     }
 
@@ -309,11 +362,9 @@ impl City {
             + g.arc_attrs.len() * 2;
         let st = self.state.read().unwrap();
         // Walking's metric holds the nodes of its hierarchy (`Cch::lean`), apart from the cycling one.
-        let walking = &st.base[MetricKind::Walking as usize].cch;
-        let walking_nodes = if Arc::ptr_eq(walking, &self.cch) {
-            0
-        } else {
-            walking.memory_bytes()
+        let walking_nodes = match &st.base[MetricKind::Walking as usize] {
+            Some(w) if !Arc::ptr_eq(&w.cch, &self.cch) => w.cch.memory_bytes(),
+            _ => 0,
         };
         let mut out = vec![
             ("graph".to_string(), graph),
@@ -329,7 +380,7 @@ impl City {
             ("snapping index".to_string(), self.snap_index.memory_bytes()),
             ("adjacency".to_string(), self.adjacency.arc.len() * 8),
         ];
-        let metrics = st.base.iter().chain(st.cache.values());
+        let metrics = st.base.iter().flatten().chain(st.cache.values());
         let (mut weights, mut unpacking, mut pruned, mut count) = (0, 0, 0, 0);
         for m in metrics {
             let h = &m.hierarchy;
@@ -434,9 +485,10 @@ fn walking_hierarchy(g: &CityGraph) -> Cch {
     Cch::new(g.node_count(), &tails, &heads, &g.walking_order)
 }
 
-/// Every metric, customized: the cycling ones on `cch` (the cycling hierarchy), walking on
-/// `walking`, its hierarchy on junctions (built here when not given), which it leaves once its
-/// query graph is pruned.
+/// The metrics of `kinds` customized (the others `None`): the cycling ones on `cch` (the cycling
+/// hierarchy), not yet pruned; walking on `walking`, its hierarchy on junctions (built here when
+/// not given), which it leaves once its query graph is pruned.
+#[allow(clippy::too_many_arguments)]
 fn customize_all(
     g: &CityGraph,
     turns: &TurnGraph,
@@ -445,39 +497,50 @@ fn customize_all(
     model: &WeightingModel,
     changes: &HashMap<ArcId, ArcChange>,
     bans: &std::collections::HashSet<u32>,
-) -> Vec<Arc<CityMetric>> {
+    kinds: &[MetricKind],
+) -> Vec<Option<Arc<CityMetric>>> {
     use rayon::prelude::*;
-    let walking = walking.unwrap_or_else(|| walking_hierarchy(g));
-    let lean = Arc::new(walking.lean());
+    let walking = match walking {
+        Some(w) => Some(w),
+        None if kinds.contains(&MetricKind::Walking) => Some(walking_hierarchy(g)),
+        None => None,
+    };
+    let lean = walking.as_ref().map(|w| Arc::new(w.lean()));
     MetricKind::ALL
         .par_iter()
         .map(|&kind| {
+            if !kinds.contains(&kind) {
+                return None;
+            }
             let arc_weights: Vec<Weight> = (0..g.arc_count() as ArcId)
                 .map(|a| changed_weight(g, model, kind, a, changes.get(&a)))
                 .collect();
             if !kind.is_cycling() {
                 // Walking never changes live (reports and avoidances are for cycling), so it keeps
                 // only what queries read, and needs no hierarchy beyond its nodes.
-                let hierarchy = walking.customize(&arc_weights).query_only(&walking);
-                return Arc::new(CityMetric {
+                let walking = walking.as_ref().expect("built when asked for");
+                let hierarchy = walking.customize(&arc_weights).query_only(walking);
+                return Some(Arc::new(CityMetric {
                     arc_weights,
                     hierarchy,
-                    cch: lean.clone(),
+                    cch: lean.clone().expect("built with walking's hierarchy"),
                     on_junctions: true,
-                });
+                }));
             }
             let mut turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
             for &t in bans {
                 turn_weights[t as usize] = INF_WEIGHT;
             }
+            // Routable as customized; its pruned query graph is built once it is in steady use
+            // (`City::note_use`), so a city answers without waiting for six prunings, and a
+            // metric no request asks for holds no query graph (docs/engine.md, "At city size").
             let hierarchy = cch.customize_owned(turn_weights);
-            hierarchy.prepare_queries(cch);
-            Arc::new(CityMetric {
+            Some(Arc::new(CityMetric {
                 arc_weights,
                 hierarchy,
                 cch: cch.clone(),
                 on_junctions: false,
-            })
+            }))
         })
         .collect()
 }

@@ -180,16 +180,18 @@ impl City {
             cands.push(c);
         }
         // SuperSafe with a bounded detour: each leg also asks Direct and, when the full weighting's
-        // detour is over budget, the gentler one (see `DetourBudget`).
+        // detour is over budget, the gentler one (see `DetourBudget`), taken only then (a metric
+        // not built yet is built on first use).
         let bounded = (kind.is_cycling() && req.supersafe).then(|| {
-            let (direct, gentle) = (
-                self.metric(kind.direct(), req.departure),
-                self.metric(kind.gentle(), req.departure),
-            );
+            let direct = self.metric(kind.direct(), req.departure);
             self.note_use(&direct);
-            self.note_use(&gentle);
-            (direct, gentle)
+            direct
         });
+        let gentle = || {
+            let gentle = self.metric(kind.gentle(), req.departure);
+            self.note_use(&gentle);
+            gentle
+        };
         let budget = bounded
             .is_some()
             .then(|| self.model().supersafe_detour.clone());
@@ -201,7 +203,7 @@ impl City {
                 // The leg chosen (with its metric), with its turn-backs priced away; a leg whose
                 // pricing takes it over the detour budget gives way to the next choice.
                 let full = self.leg_between(q, &metric, a, b)?;
-                let (Some((direct, gentle)), Some(budget)) = (&bounded, &budget) else {
+                let (Some(direct), Some(budget)) = (&bounded, &budget) else {
                     return Some(self.without_turn_backs(q, &metric, kind, a, b, full));
                 };
                 let Some(shortest) = self.leg_between(q, direct, a, b) else {
@@ -215,10 +217,11 @@ impl City {
                     }
                 }
                 let max_m = budget.max_ratio * direct_m;
-                if let Some(g) = self.leg_between(q, gentle, a, b)
+                let gentle = gentle();
+                if let Some(g) = self.leg_between(q, &gentle, a, b)
                     && self.leg_length_m(&g.0) <= max_m
                 {
-                    let priced = self.without_turn_backs(q, gentle, kind.gentle(), a, b, g);
+                    let priced = self.without_turn_backs(q, &gentle, kind.gentle(), a, b, g);
                     if self.leg_length_m(&priced.0) <= max_m {
                         return Some(priced);
                     }
