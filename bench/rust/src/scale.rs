@@ -1,0 +1,238 @@
+//! The engine's side of the scale benchmark (`npm run bench:scale`, bench/scale/scale.mjs): one graph
+//! file loaded as the server loads it, and what that costs at its size. Load time (until every
+//! metric routes) by step, resident memory and the engine's own count by part, as loaded and with
+//! every base metric built and its query graph pruned (as once every metric is in steady use), what
+//! the first request for a metric not loaded with the city pays, pruning's time,
+//! queries with their paths between random rideable road segments on a pruned and on a fresh
+//! metric, whole directions requests between random rideable points, full customization, 100 arcs
+//! changed live on all cycling metrics, one avoidance live.
+//! Prints one JSON document on standard output (progress on standard error).
+//!
+//! `scale-bench --graph FILE [--quick]`
+
+use quietway_engine::avoid::{Avoidance, Schedule, Severity};
+use quietway_engine::cch::INF_WEIGHT;
+use quietway_engine::city::{ArcChange, City, Profile, RouteRequest};
+use quietway_engine::metric::MetricKind;
+use quietway_engine::query::CchQuery;
+use quietway_engine::testing::Rng;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Percentiles in microseconds of per-operation times given in nanoseconds.
+fn summary(mut ns: Vec<u64>) -> Value {
+    ns.sort_unstable();
+    if ns.is_empty() {
+        return json!({ "count": 0 });
+    }
+    let pct = |p: f64| ns[((ns.len() as f64 - 1.0) * p).round() as usize] as f64 / 1000.0;
+    json!({ "count": ns.len(), "median_us": pct(0.5), "p90_us": pct(0.9), "p99_us": pct(0.99), "max_us": pct(1.0) })
+}
+
+/// A line of /proc/self/status in bytes (`VmRSS`, `VmHWM`).
+fn status_bytes(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with(key)).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<u64>().ok())
+            })
+        })
+        .unwrap_or(0)
+        * 1024
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let quick = args.iter().any(|a| a == "--quick");
+    let Some(path) = arg("--graph").map(PathBuf::from) else {
+        eprintln!("usage: scale-bench --graph FILE [--quick]");
+        std::process::exit(2);
+    };
+    let rss_before = status_bytes("VmRSS:");
+    let t = Instant::now();
+    let city = City::load(&path, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let load_s = t.elapsed().as_secs_f64();
+    let rss_loaded = status_bytes("VmRSS:");
+    let peak_loading = status_bytes("VmHWM:");
+    eprintln!(
+        "  loaded in {load_s:.2} s: {} junctions, {} MB by the engine's count, {} MB resident",
+        city.graph.node_count(),
+        city.memory_bytes() / 1_000_000,
+        rss_loaded / 1_000_000
+    );
+    let breakdown = city.memory_breakdown();
+    let g = &city.graph;
+    let mut rng = Rng(41);
+
+    // Queries with their paths between random road segments of the connected cycling network.
+    let metric = city.metric(MetricKind::SuperSafeDay, None);
+    // A metric not loaded with the city is built by the first request that asks for it.
+    let t = Instant::now();
+    std::hint::black_box(city.metric(MetricKind::SuperSafeNight, None));
+    let first_use_s = t.elapsed().as_secs_f64();
+    // Base metrics are pruned once in steady use; measured here as they are then.
+    let t = Instant::now();
+    city.prepare_base_metrics();
+    let prune_all_s = t.elapsed().as_secs_f64();
+    let breakdown_all_pruned = city.memory_breakdown();
+    let rss_all_pruned = status_bytes("VmRSS:");
+    let connected: Vec<u32> = (0..g.arc_count() as u32)
+        .filter(|&a| {
+            city.is_well_connected(a >> 1, false) && metric.arc_weights[a as usize] < INF_WEIGHT
+        })
+        .collect();
+    let pairs = if quick { 500 } else { 3000 };
+    let mut q = CchQuery::new(&city.cch);
+    let mut with_path = Vec::with_capacity(pairs);
+    for _ in 0..pairs {
+        let s = connected[rng.below(connected.len() as u64) as usize];
+        let z = connected[rng.below(connected.len() as u64) as usize];
+        let t = Instant::now();
+        q.reset()
+            .add_source(s, 0, &city.cch)
+            .add_target(z, 0, &city.cch)
+            .run(&city.cch, &metric);
+        let path = q.arc_path(&city.cch, &metric);
+        with_path.push(t.elapsed().as_nanos() as u64);
+        std::hint::black_box(path);
+    }
+
+    // The first route of a metric not yet pruned searches the full hierarchy (as every route does
+    // until the metric is in steady use), then the same metric pruned.
+    let (unpruned_path, prune_s) = {
+        let m = city.cch.customize_owned(metric.input_weights.to_vec());
+        let mut ns = vec![];
+        for _ in 0..if quick { 100 } else { 400 } {
+            let s = connected[rng.below(connected.len() as u64) as usize];
+            let z = connected[rng.below(connected.len() as u64) as usize];
+            let t = Instant::now();
+            q.reset()
+                .add_source(s, 0, &city.cch)
+                .add_target(z, 0, &city.cch)
+                .run(&city.cch, &m);
+            std::hint::black_box(q.arc_path(&city.cch, &m));
+            ns.push(t.elapsed().as_nanos() as u64);
+        }
+        let t = Instant::now();
+        m.prepare_queries(&city.cch);
+        (summary(ns), t.elapsed().as_secs_f64())
+    };
+    // Whole directions requests (snap, route with the bounded detour, guidance, v2 JSON) between
+    // points on random rideable segments, SuperSafe by day.
+    let trips = if quick { 100 } else { 400 };
+    let mut directions = Vec::with_capacity(trips);
+    let mut routed = 0;
+    let point = |rng: &mut Rng| {
+        let a = connected[rng.below(connected.len() as u64) as usize];
+        let [x0, y0] = g.node_lon_lat(g.arc_tail(a));
+        let [x1, y1] = g.node_lon_lat(g.arc_head(a));
+        [(x0 + x1) / 2.0, (y0 + y1) / 2.0]
+    };
+    for _ in 0..trips {
+        let req = RouteRequest {
+            waypoints: vec![point(&mut rng), point(&mut rng)],
+            profile: Profile::Cycling,
+            supersafe: true,
+            night: false,
+            bearing: None,
+            departure: Some(29_000_000),
+        };
+        let t = Instant::now();
+        let out = city.directions(&req, false);
+        directions.push(t.elapsed().as_nanos() as u64);
+        routed += usize::from(matches!(out, Ok(Some(_))));
+    }
+
+    // Full customization of one cycling metric, as a model change customizes each.
+    let weights = metric.input_weights.to_vec();
+    let mut custom = vec![];
+    for _ in 0..if quick { 2 } else { 5 } {
+        let inputs = weights.clone();
+        let t = Instant::now();
+        let m = city.cch.customize_owned(inputs);
+        custom.push(t.elapsed().as_nanos() as u64);
+        std::hint::black_box(m);
+    }
+
+    // 100 arcs changed and live on all six cycling metrics (accepted reports).
+    let mut update_all = vec![];
+    for round in 0..if quick { 4 } else { 12 } {
+        let arcs: Vec<(u32, ArcChange)> = (0..100)
+            .map(|_| {
+                (
+                    rng.below(g.arc_count() as u64) as u32,
+                    if round % 2 == 0 {
+                        ArcChange::Factor(3.0)
+                    } else {
+                        ArcChange::Reset
+                    },
+                )
+            })
+            .collect();
+        let t = Instant::now();
+        city.update_arcs(&arcs).unwrap();
+        update_all.push(t.elapsed().as_nanos() as u64);
+        city.prepare_base_metrics();
+    }
+
+    // One avoidance (a street's arcs) added, then the first query that routes around it.
+    let mut avoid_live = vec![];
+    for i in 0..if quick { 5 } else { 20 } {
+        let way = rng.below(g.way_count() as u64) as u32;
+        let arcs: Vec<u32> = (0..g.arc_count() as u32)
+            .filter(|&a| g.arc_way(a) == way)
+            .collect();
+        let s = connected[rng.below(connected.len() as u64) as usize];
+        let z = connected[rng.below(connected.len() as u64) as usize];
+        let start = Instant::now();
+        city.add_avoidance(Avoidance {
+            id: format!("bench-{i}"),
+            arcs,
+            severity: Severity::Closed,
+            schedule: Schedule::Always,
+        })
+        .unwrap();
+        let live = city.metric(MetricKind::SuperSafeDay, None);
+        q.reset()
+            .add_source(s, 0, &city.cch)
+            .add_target(z, 0, &city.cch)
+            .run(&city.cch, &live);
+        std::hint::black_box(q.distance());
+        avoid_live.push(start.elapsed().as_nanos() as u64);
+        city.remove_avoidance(&format!("bench-{i}"));
+    }
+
+    let out = json!({
+        "graph": path.display().to_string(),
+        "junctions": g.node_count(), "arcs": g.arc_count(), "routing_nodes": city.turns.node_count(),
+        "cch_arcs": city.cch.arc_count(),
+        "load_s": load_s,
+        "load_phases": city.load_phases.iter().map(|(p, s)| json!({ "phase": p, "seconds": s })).collect::<Vec<_>>(),
+        "metric_first_use_s": first_use_s,
+        "prune_all_base_metrics_s": prune_all_s, "prune_one_metric_s": prune_s,
+        "memory_engine_all_pruned_bytes": breakdown_all_pruned.iter().map(|(_, b)| b).sum::<usize>(),
+        "memory_breakdown_all_pruned": breakdown_all_pruned.iter().map(|(p, b)| json!({ "part": p, "bytes": b })).collect::<Vec<_>>(),
+        "rss_all_pruned_bytes": rss_all_pruned,
+        "query_with_path_unpruned": unpruned_path,
+        "memory_engine_bytes": breakdown.iter().map(|(_, b)| b).sum::<usize>(),
+        "memory_breakdown": breakdown.iter().map(|(p, b)| json!({ "part": p, "bytes": b })).collect::<Vec<_>>(),
+        "rss_before_load_bytes": rss_before, "rss_loaded_bytes": rss_loaded, "rss_peak_loading_bytes": peak_loading,
+        "rss_end_bytes": status_bytes("VmRSS:"), "rss_peak_bytes": status_bytes("VmHWM:"),
+        "query_with_path": summary(with_path),
+        "directions": summary(directions), "directions_routed": routed, "directions_trips": trips,
+        "full_customization": summary(custom),
+        "update_arcs_100_all_cycling_metrics": summary(update_all),
+        "avoidance_added_and_live": summary(avoid_live),
+    });
+    println!("{out}");
+}
