@@ -1,13 +1,14 @@
 // The peers benchmark's two pictures, as plain SVG: the latency distribution per engine at 8
 // connections, and each engine's and setting's detour against its cut in bare major-road metres.
+// The frame, scales and colours are shared with the scale benchmark's picture (bench/scale/scale.mjs).
 
-const COLORS = { quietway: '#1b7f3b', osrm: '#1f5fbf', valhalla: '#c0392b' };
-const W = 640;
-const H = 400;
-const M = { left: 64, right: 20, top: 36, bottom: 52 };
-const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+export const COLORS = { quietway: '#1b7f3b', osrm: '#1f5fbf', valhalla: '#c0392b' };
+export const W = 640;
+export const H = 400;
+export const M = { left: 64, right: 20, top: 36, bottom: 52 };
+export const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
-function frame(title, xLabel, yLabel, body) {
+export function frame(title, xLabel, yLabel, body) {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">
 <title>${esc(title)}</title>
 <rect width="${W}" height="${H}" fill="#fff"/>
@@ -20,7 +21,7 @@ ${body}
 }
 
 /** A linear or logarithmic scale from [d0, d1] onto [r0, r1]. */
-function scale(d0, d1, r0, r1, log = false) {
+export function scale(d0, d1, r0, r1, log = false) {
   const f = log ? Math.log10 : (x) => x;
   return (x) => r0 + ((f(x) - f(d0)) / (f(d1) - f(d0) || 1)) * (r1 - r0);
 }
