@@ -239,10 +239,19 @@ function measure() {
     ['build peak memory', (r) => r.build.peak_rss_bytes, 'bytes'],
     ['graph file', (r) => r.file_bytes, 'bytes'],
     ['load (s)', (r) => r.engine.load_s, 'time'],
-    ['engine memory', (r) => r.engine.memory_engine_bytes, 'bytes'],
+    ['a metric’s first use (s)', (r) => r.engine.metric_first_use_s, 'time'],
+    ['every base metric pruned (s)', (r) => r.engine.prune_all_base_metrics_s, 'time'],
+    ['engine memory once loaded', (r) => r.engine.memory_engine_bytes, 'bytes'],
+    ['engine memory, every metric built and pruned', (r) => r.engine.memory_engine_all_pruned_bytes, 'bytes'],
     ['resident memory once loaded', (r) => r.engine.rss_loaded_bytes, 'bytes'],
+    ['resident memory, every metric built and pruned', (r) => r.engine.rss_all_pruned_bytes, 'bytes'],
     ['resident memory, peak', (r) => r.engine.rss_peak_bytes, 'bytes'],
     ['query with path, median (µs)', (r) => r.engine.query_with_path?.median_us, 'time'],
+    [
+      'query with path before pruning, median (µs)',
+      (r) => r.engine.query_with_path_unpruned?.median_us,
+      'time',
+    ],
     ['directions, median (µs)', (r) => r.engine.directions?.median_us, 'time'],
     ['full customization, median (µs)', (r) => r.engine.full_customization?.median_us, 'time'],
     ['100 arcs live, median (µs)', (r) => r.engine.update_arcs_100_all_cycling_metrics?.median_us, 'time'],
@@ -254,6 +263,8 @@ function measure() {
     const z = runs[runs.length - 1];
     for (const [name, f, kind] of COSTS) {
       const [ya, yz] = [f(a), f(z)];
+      // A figure scale-bench does not give (an older or newer build of it) is left out.
+      if ((ya ?? null) === null && (yz ?? null) === null) continue;
       const ok = ya > 0 && yz > 0;
       growth.push({
         cost: name,
@@ -280,10 +291,11 @@ function measure() {
       memory_bytes: os.totalmem(),
       load_average_at_end: os.loadavg(),
       node: process.version,
-      // Uncommitted changes in the tree when measured (other work in the same checkout).
+      // Files with uncommitted changes in the tree when measured (other work in the same checkout).
       worktree_changes: (gitOut('git status --porcelain --untracked-files=no') ?? '')
         .split('\n')
-        .filter(Boolean).length,
+        .filter(Boolean)
+        .map((l) => l.slice(3)),
     },
     what: `k × k tilings of ${path.basename(sample)}: copies of the sample side by side, joined at the seams by short streets; not a real city`,
     sample: { file: path.basename(sample), bytes: fs.statSync(sample).size },
@@ -310,19 +322,50 @@ function int(x) {
   return x === null || x === undefined ? '–' : Math.round(x).toLocaleString('en-US');
 }
 
+/** A memory part's name without its metric count ("7 metrics: weights" → "metrics: weights"). */
+function partName(p) {
+  return p.replace(/^\d+ metrics: /, 'metrics: ');
+}
+/** A run's memory by part (bytes by part name), from scale-bench's breakdown `key`. */
+function partsOf(x, key) {
+  const out = new Map();
+  for (const p of x.engine[key] ?? []) out.set(partName(p.part), (out.get(partName(p.part)) ?? 0) + p.bytes);
+  return out;
+}
+/** How many metrics a breakdown counts ("7 metrics: …"), or null. */
+function metricsIn(x, key) {
+  for (const p of x.engine[key] ?? []) {
+    const m = /^(\d+) metrics: /.exec(p.part);
+    if (m) return Number(m[1]);
+  }
+  return null;
+}
+
 function markdown(r) {
   const lines = [];
+  const changed = r.machine.worktree_changes ?? [];
+  const nChanged = Array.isArray(changed) ? changed.length : changed;
+  const both = (a, b) => (b === null || b === undefined ? a : `${a} / ${b}`);
   lines.push(
-    `**City scale: ${r.what}.** Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${(r.machine.memory_bytes / 2 ** 30).toFixed(0)} GiB; commit ${r.machine.commit}${r.machine.worktree_changes ? ` (+${r.machine.worktree_changes} uncommitted files)` : ''}; ${r.date.slice(0, 16)} UTC; tile.py with Python ${r.tile_py.python}, pyosmium ${r.tile_py.osmium}${r.quick ? '; --quick' : ''}.`,
+    `**City scale: ${r.what}.** Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${(r.machine.memory_bytes / 2 ** 30).toFixed(0)} GiB; commit ${r.machine.commit}${nChanged ? ` (+${nChanged} files with uncommitted changes, listed in the JSON)` : ''}; ${r.date.slice(0, 16)} UTC; tile.py with Python ${r.tile_py.python}, pyosmium ${r.tile_py.osmium}${r.quick ? '; --quick' : ''}.`,
     '',
-    '| k | engine | junctions | OSM nodes | seam streets | build wall (s) | build peak (MB) | file (MB) | load (s) | engine memory (MB) | RSS loaded / peak (MB) | query with path p50 / p99 (µs) | directions p50 / p99 (ms) | full customization (ms) | 100 arcs live (ms) | one avoidance live (ms) |',
+    '| k | engine | junctions | OSM nodes | seam streets | build wall (s) | build peak (MB) | file (MB) | load (s) | engine memory (MB) | RSS (MB) | query with path p50 / p99 (µs) | directions p50 / p99 (ms) | full customization (ms) | 100 arcs live (ms) | one avoidance live (ms) |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   );
   const ms = (x) => (x === null || x === undefined ? '–' : (x / 1000).toFixed(2));
   for (const x of r.runs) {
     const e = x.engine;
     lines.push(
-      `| ${x.k} | Quietway (scale-bench) | ${int(junctions(x))} | ${int(x.tile.nodes)} | ${x.tile.seam_ways} | ${fixed(x.build.wall_s)} | ${mb(x.build.peak_rss_bytes)} | ${fixed(x.file_bytes / 1e6)} | ${fixed(e.load_s, 2)} | ${mb(e.memory_engine_bytes)} | ${mb(e.rss_loaded_bytes)} / ${mb(e.rss_peak_bytes)} | ${fixed(e.query_with_path?.median_us)} / ${fixed(e.query_with_path?.p99_us)} | ${ms(e.directions?.median_us)} / ${ms(e.directions?.p99_us)} | ${ms(e.full_customization?.median_us)} | ${ms(e.update_arcs_100_all_cycling_metrics?.median_us)} | ${ms(e.avoidance_added_and_live?.median_us)} |`,
+      `| ${x.k} | Quietway (scale-bench) | ${int(junctions(x))} | ${int(x.tile.nodes)} | ${x.tile.seam_ways} | ${fixed(x.build.wall_s)} | ${mb(x.build.peak_rss_bytes)} | ${fixed(x.file_bytes / 1e6)} | ${fixed(e.load_s, 2)} | ${both(mb(e.memory_engine_bytes), e.memory_engine_all_pruned_bytes === undefined ? null : mb(e.memory_engine_all_pruned_bytes))} | ${[
+        e.rss_loaded_bytes,
+        e.rss_all_pruned_bytes,
+        e.rss_peak_bytes,
+      ]
+        .filter((b) => b !== undefined)
+        .map(mb)
+        .join(
+          ' / ',
+        )} | ${fixed(e.query_with_path?.median_us)} / ${fixed(e.query_with_path?.p99_us)} | ${ms(e.directions?.median_us)} / ${ms(e.directions?.p99_us)} | ${ms(e.full_customization?.median_us)} | ${ms(e.update_arcs_100_all_cycling_metrics?.median_us)} | ${ms(e.avoidance_added_and_live?.median_us)} |`,
     );
   }
   if (r.peers) {
@@ -334,42 +377,73 @@ function markdown(r) {
       );
     }
   }
-  lines.push('');
+  const e0 = r.runs[0].engine;
   lines.push(
-    'Quietway rows: the build is `quietway-build-graph` (graph and place index) under `/usr/bin/time`; load, memory and the timings are `scale-bench` on the graph file, in one process (load: until every metric routes; RSS peak: over the whole bench, with its customizations and updates).',
+    '',
+    `Quietway rows: the build is \`quietway-build-graph\` (graph and place index) under \`/usr/bin/time\`; the rest is \`scale-bench\` on the graph file in one process: load until the graph routes${e0.memory_engine_all_pruned_bytes !== undefined ? '; engine memory once loaded / with every metric built and pruned; RSS once loaded / with every metric built and pruned / peak over the whole bench' : '; RSS once loaded / peak over the whole bench'} (its customizations and updates included).`,
   );
   if (r.peers) {
     lines.push(
-      `Server rows (from ${r.peers.file}, ${r.peers.reused ? 'reused' : 'run now'}${r.peers.quick ? ', --quick' : ''}, ${r.peers.date?.slice(0, 16)} UTC): build wall and peak memory of each engine's own preparation (Quietway there: its graph without the place index); output is the data written; "load" is the server's start-up, spawn to first successful route, each server started alone; RSS is the server's VmRSS after that first route → after serving the benchmark's trips. OSRM MLD shares osrm-extract with CH; its server is not started.`,
+      `Server rows (from ${r.peers.file}, ${r.peers.reused ? 'reused' : 'run now'}${r.peers.quick ? ', --quick' : ''}, ${r.peers.date?.slice(0, 16)} UTC): build wall and peak memory of each engine's own preparation (Quietway there: its graph without the place index); file is the data written; "load" is the server's start-up, spawn to first successful route, each server started alone; RSS is the server's VmRSS after that first route → after serving the benchmark's trips. OSRM MLD shares osrm-extract with CH; its server is not started.`,
     );
   }
-  // Memory by part.
-  const parts = [];
+  // Load by phase and a metric's first use, where scale-bench reports them.
+  const phases = [];
   for (const x of r.runs)
-    for (const p of x.engine.memory_breakdown ?? []) if (!parts.includes(p.part)) parts.push(p.part);
+    for (const p of x.engine.load_phases ?? []) if (!phases.includes(p.phase)) phases.push(p.phase);
+  if (phases.length) {
+    const sec = (x, ph) => x.engine.load_phases?.find((p) => p.phase === ph)?.seconds;
+    lines.push(
+      '',
+      '**Load by phase and first use** (s; a metric is customized and pruned when first used)',
+      '',
+      `| k | ${phases.join(' | ')} | load | a metric's first use | one metric pruned | every base metric pruned | query with path before pruning p50 / p99 (µs) |`,
+      `|---|${phases.map(() => '---').join('|')}|---|---|---|---|---|`,
+    );
+    for (const x of r.runs) {
+      const e = x.engine;
+      lines.push(
+        `| ${x.k} | ${phases.map((ph) => fixed(sec(x, ph), 2)).join(' | ')} | ${fixed(e.load_s, 2)} | ${fixed(e.metric_first_use_s, 2)} | ${fixed(e.prune_one_metric_s, 2)} | ${fixed(e.prune_all_base_metrics_s, 2)} | ${fixed(e.query_with_path_unpruned?.median_us)} / ${fixed(e.query_with_path_unpruned?.p99_us)} |`,
+      );
+    }
+  }
+  // Memory by part: once loaded and, where reported, with every metric built and pruned.
   const last = r.runs[r.runs.length - 1];
+  const keys = [['memory_breakdown', 'loaded']];
+  if (r.runs.some((x) => x.engine.memory_breakdown_all_pruned))
+    keys.push(['memory_breakdown_all_pruned', 'all built']);
+  const cols = r.runs.flatMap((x) => keys.map(([key, label]) => ({ x, key, label })));
+  const parts = [];
+  for (const c of cols)
+    for (const part of partsOf(c.x, c.key).keys()) if (!parts.includes(part)) parts.push(part);
+  const [lastKey] = keys[keys.length - 1];
+  const colLabel = (c) => {
+    const n = metricsIn(c.x, c.key);
+    return `k=${c.x.k}${keys.length > 1 ? ` ${c.label}` : ''}${n ? ` (${n} metrics)` : ''}`;
+  };
   lines.push(
     '',
-    '**Engine memory by part** (MB; bytes per junction at the largest k)',
+    `**Engine memory by part** (MB; bytes per junction at k=${last.k}${keys.length > 1 ? ', every metric built' : ''})`,
     '',
-    `| part | ${r.runs.map((x) => `k=${x.k}`).join(' | ')} | B/junction (k=${last.k}) |`,
-    `|---|${r.runs.map(() => '---').join('|')}|---|`,
+    `| part | ${cols.map(colLabel).join(' | ')} | B/junction |`,
+    `|---|${cols.map(() => '---').join('|')}|---|`,
   );
-  const partBytes = (x, part) => x.engine.memory_breakdown?.find((p) => p.part === part)?.bytes ?? null;
   for (const part of parts) {
-    const lastBytes = partBytes(last, part);
+    const lastBytes = partsOf(last, lastKey).get(part);
     lines.push(
-      `| ${part} | ${r.runs.map((x) => fixed((partBytes(x, part) ?? Number.NaN) / 1e6)).join(' | ')} | ${lastBytes === null ? '–' : fixed(lastBytes / junctions(last), 0)} |`,
+      `| ${part} | ${cols.map((c) => fixed((partsOf(c.x, c.key).get(part) ?? Number.NaN) / 1e6)).join(' | ')} | ${lastBytes === undefined ? '–' : fixed(lastBytes / junctions(last), 0)} |`,
     );
   }
+  const total = (c) => [...partsOf(c.x, c.key).values()].reduce((a, b) => a + b, 0);
+  const lastTotal = [...partsOf(last, lastKey).values()].reduce((a, b) => a + b, 0);
   lines.push(
-    `| **total** | ${r.runs.map((x) => fixed(x.engine.memory_engine_bytes / 1e6)).join(' | ')} | ${fixed(last.engine.memory_engine_bytes / junctions(last), 0)} |`,
+    `| **total** | ${cols.map((c) => fixed(total(c) / 1e6)).join(' | ')} | ${fixed(lastTotal / junctions(last), 0)} |`,
   );
   if (r.growth.length) {
     const g0 = r.growth[0];
     lines.push(
       '',
-      `**Growth** from k=${g0.from_k} to k=${g0.to_k} (${fixed(g0.junctions_ratio, 2)}× the junctions): each cost's ratio, and the exponent b of cost ∝ junctions^b between those two sizes (1: in proportion; timings of one query are expected to grow far slower)`,
+      `**Growth** from k=${g0.from_k} to k=${g0.to_k} (${fixed(g0.junctions_ratio, 2)}× the junctions): each cost's ratio, and the exponent b of cost ∝ junctions^b between those two sizes (1: in proportion to the junctions)`,
       '',
     );
     for (const g of r.growth) {
@@ -389,7 +463,11 @@ function markdown(r) {
 /** Cost against junctions, log-log: engine memory (MB), load (s), build (s), query with path (µs). */
 function svg(r) {
   const series = [
-    ['engine memory (MB)', '#1b7f3b', (x) => x.engine.memory_engine_bytes / 1e6],
+    [
+      'engine memory, every metric built (MB)',
+      '#1b7f3b',
+      (x) => (x.engine.memory_engine_all_pruned_bytes ?? x.engine.memory_engine_bytes) / 1e6,
+    ],
     ['resident once loaded (MB)', '#7fbf7b', (x) => x.engine.rss_loaded_bytes / 1e6],
     ['build wall (s)', '#c0392b', (x) => x.build.wall_s],
     ['load (s)', '#e67e22', (x) => x.engine.load_s],
