@@ -2,13 +2,20 @@
 // and trips: preparation (each engine's build and a weight change going live), serving (the same
 // trips over HTTP with autocannon at 1, 8 and 64 connections) and the routes (the route-quality
 // columns per engine and setting, read against the same OSM ways by bench/peers/metrics.mjs).
-// Prints a table, writes bench/out/peers.json, peers.md and two SVG pictures. Started by
-// bench/peers/run.sh (`npm run bench:peers`), which provides the peers' virtual environment:
+// Each server is started alone and timed from its spawn to its first successful route, and its
+// resident memory read then and after serving. Prints a table, writes bench/out/peers.json, peers.md
+// and two SVG pictures. Started by bench/peers/run.sh (`npm run bench:peers`), which provides the
+// peers' virtual environment:
 //
 //   node bench/peers/peers.mjs --venv DIR [--quick] [--trips N] [--duration S] [--reuse-peer-data]
+//                              [--tiles K] [--sample FILE]
 //
 // `--reuse-peer-data` keeps OSRM's and Valhalla's data (and their build figures, marked as cached)
 // from an earlier run with the same versions and extract; Quietway is always built and measured.
+// `--tiles K` runs every engine on the sample tiled K × K (bench/scale/tile.py: a city-sized stand-in,
+// not a real city), Quietway's coverage being the tiling's box; the trips are drawn across all the
+// copies, and the outputs are named peers-tilesK*. `--sample` names the extract (a file in the shared
+// data's osm/ folder or a path; default nyc-manhattan-below-42nd.osm.pbf: the trips' box is drawn for it).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,10 +38,15 @@ const venv = path.resolve(opt('--venv', path.join(root, 'bench/peers/.venv')));
 const TRIPS = Number(opt('--trips', quick ? '100' : '1000'));
 const DURATION = Number(opt('--duration', quick ? '3' : '10'));
 const CONNECTIONS = [1, 8, 64];
-const EXTRACT = 'nyc-manhattan-below-42nd.osm.pbf';
-const pbf = path.join(shared, 'osm', EXTRACT);
-const cacheDir = path.join(root, 'bench/peers/cache');
+const TILES = args.includes('--tiles') ? Number(opt('--tiles', 'NaN')) : null;
+if (TILES !== null && !(Number.isInteger(TILES) && TILES >= 1)) throw new Error('--tiles takes K ≥ 1');
+const sampleArg = opt('--sample', 'nyc-manhattan-below-42nd.osm.pbf');
+const sample = fs.existsSync(sampleArg) ? path.resolve(sampleArg) : path.join(shared, 'osm', sampleArg);
+const EXTRACT = TILES ? `${path.basename(sample)} tiled ${TILES} × ${TILES}` : path.basename(sample);
+// The tiled runs keep their data (the tiling, the peers' data) apart from the sample's.
+const cacheDir = path.join(root, 'bench/peers/cache', ...(TILES ? [`tiles${TILES}`] : []));
 const outDir = path.join(root, 'bench/out');
+const suffix = TILES ? `-tiles${TILES}` : '';
 const requirements = fs.readFileSync(path.join(root, 'bench/peers/requirements.txt'), 'utf8');
 const pins = Object.fromEntries(
   [...requirements.matchAll(/^([A-Za-z0-9_.-]+)==(\S+)/gm)].map((m) => [m[1], m[2]]),
@@ -118,22 +130,29 @@ function freePort() {
     });
   });
 }
-async function waitFor(url, child, what) {
-  // Up to 5 minutes: loading a graph on a loaded shared machine has taken over a minute.
-  for (let i = 0; i < 3000; i++) {
-    if (child.exitCode !== null) throw new Error(`${what} exited: ${child.lastError()}`);
-    try {
-      await fetch(url);
-      return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} did not start: ${child.lastError()}`);
-}
-
 // ---- Preparation.
 
 fs.mkdirSync(cacheDir, { recursive: true });
+// With --tiles K: the sample tiled K × K (made anew each run; tile.py writes the same file for the
+// same sample) and the box around it, Quietway's coverage.
+let pbf = sample;
+let boundary = null;
+let tileInfo = null;
+if (TILES) {
+  pbf = path.join(cacheDir, 'tiled.osm.pbf');
+  boundary = path.join(cacheDir, 'tiled.geojson');
+  log(`tiling ${path.basename(sample)} ${TILES} × ${TILES} (bench/scale/tile.py)`);
+  const t = spawnSync(
+    python,
+    [path.join(root, 'bench/scale/tile.py'), sample, String(TILES), pbf, boundary],
+    {
+      encoding: 'utf8',
+    },
+  );
+  if (t.status !== 0) throw new Error(`tile.py failed: ${t.stderr}`);
+  tileInfo = { sample: path.basename(sample), ...JSON.parse(t.stdout.trim().split('\n').pop()) };
+}
+const boundaryArgs = boundary ? ['--boundary', boundary] : [];
 const stamp = JSON.stringify({ pins, extract: EXTRACT, size: fs.statSync(pbf).size });
 const manifestFile = path.join(cacheDir, 'manifest.json');
 const manifest = fs.existsSync(manifestFile) ? JSON.parse(fs.readFileSync(manifestFile, 'utf8')) : null;
@@ -169,6 +188,7 @@ const qwAll = timed(path.join(root, 'target/release/quietway-build-graph'), [
   qwGraphs,
   '--shared-data',
   shared,
+  ...boundaryArgs,
   '--summary-json',
   qwSummary,
   '--quiet',
@@ -194,6 +214,7 @@ const placesOnly = timed(
     path.join(work, 'places-only'),
     '--shared-data',
     shared,
+    ...boundaryArgs,
     '--places-only',
     '--quiet',
   ],
@@ -345,14 +366,82 @@ const { loadConfig } = await import('../../server/dist/config.js');
 const setup = await buildApp({ config: loadConfig(qwEnv) });
 const { key } = issueKey(setup.repos, { kind: 'app', name: 'peers bench', source: null, legacyV1: false });
 await setup.close();
-const qwServer = start(process.execPath, [path.join(root, 'server/dist/cli.js'), 'serve'], { env: qwEnv });
+
+// Each server is started alone (so that none loads while another does) and timed from its spawn to
+// its first successful route between two fixed points of the sample (in the first copy of a tiling);
+// its resident memory (VmRSS) is read then, and again after serving.
+const PROBE = [
+  [-74.009, 40.7075],
+  [-73.9855, 40.75],
+];
+const servers = {};
+function rssOf(child) {
+  try {
+    const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+  } catch {
+    return null;
+  }
+}
+async function startAlone(name, what, spawnIt, probe) {
+  const t = process.hrtime.bigint();
+  const child = spawnIt();
+  let last = 'no answer';
+  let told = Date.now();
+  // Up to 10 minutes: a tiled city's graph on a loaded shared machine takes minutes.
+  for (const until = Date.now() + 600_000; Date.now() < until; ) {
+    if (Date.now() - told > 60_000) {
+      log(`${what}: no route yet (last: ${last.slice(0, 120)})`);
+      told = Date.now();
+    }
+    if (child.exitCode !== null) throw new Error(`${what} exited: ${child.lastError()}`);
+    try {
+      const res = await fetch(probe.url, { method: probe.method, headers: probe.headers, body: probe.body });
+      const body = await res.text();
+      if (res.ok && probe.ok(JSON.parse(body))) {
+        servers[name] = {
+          process: what,
+          startup_s: Number(process.hrtime.bigint() - t) / 1e9,
+          rss_after_startup_bytes: rssOf(child),
+        };
+        log(`${what}: first route ${servers[name].startup_s.toFixed(2)} s after spawn`);
+        return child;
+      }
+      last = `${res.status} ${body.slice(0, 200)}`;
+    } catch (e) {
+      last = e.message;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} gave no route in 10 minutes (last: ${last}): ${child.lastError()}`);
+}
+const qwServer = await startAlone(
+  'quietway',
+  'quietway serve',
+  () => start(process.execPath, [path.join(root, 'server/dist/cli.js'), 'serve'], { env: qwEnv }),
+  {
+    url: `http://127.0.0.1:${qwPort}/directions/v2/`,
+    method: 'POST',
+    headers: { apikey: key, 'content-type': 'application/json' },
+    body: JSON.stringify({ coordinates: PROBE, supersafe: false }),
+    ok: (b) => Boolean(b.route),
+  },
+);
 
 const osrmPort = await freePort();
-const osrmServer = start(
-  osrmBin('osrm-routed'),
-  ['--ip', '127.0.0.1', '--port', String(osrmPort), '--algorithm', 'CH', 'nyc.osrm'],
+const osrmServer = await startAlone(
+  'osrm',
+  'osrm-routed',
+  () =>
+    start(
+      osrmBin('osrm-routed'),
+      ['--ip', '127.0.0.1', '--port', String(osrmPort), '--algorithm', 'CH', 'nyc.osrm'],
+      { cwd: osrmCh },
+    ),
   {
-    cwd: osrmCh,
+    url: `http://127.0.0.1:${osrmPort}/route/v1/bicycle/${PROBE.map((p) => p.join(',')).join(';')}`,
+    method: 'GET',
+    ok: (b) => b.code === 'Ok',
   },
 );
 
@@ -364,11 +453,18 @@ vcfg.httpd.service.loopback = `ipc://${ipc}-loopback`;
 vcfg.httpd.service.interrupt = `ipc://${ipc}-interrupt`;
 vcfg.httpd.service.drain_seconds = 1;
 fs.writeFileSync(path.join(work, 'valhalla.json'), JSON.stringify(vcfg));
-const valhallaServer = start(valhallaBin('valhalla_service'), [path.join(work, 'valhalla.json')]);
-
-await waitFor(`http://127.0.0.1:${qwPort}/health/`, qwServer, 'quietway serve');
-await waitFor(`http://127.0.0.1:${osrmPort}/`, osrmServer, 'osrm-routed');
-await waitFor(`http://127.0.0.1:${valhallaPort}/status`, valhallaServer, 'valhalla_service');
+const valhallaServer = await startAlone(
+  'valhalla',
+  'valhalla_service',
+  () => start(valhallaBin('valhalla_service'), [path.join(work, 'valhalla.json')]),
+  {
+    url: `http://127.0.0.1:${valhallaPort}/route`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ locations: PROBE.map(([lon, lat]) => ({ lon, lat })), costing: 'bicycle' }),
+    ok: (b) => Boolean(b.trip),
+  },
+);
 
 // ---- The trips: random points in Manhattan below 42nd Street, 300 m and more apart as the crow
 // flies, none touching the extract's East Village hole (the box of route-quality-bench). Each point
@@ -376,13 +472,18 @@ await waitFor(`http://127.0.0.1:${valhallaPort}/status`, valhallaServer, 'valhal
 // one that every engine takes and snaps within SNAP_M: so every engine is asked the same trips, and
 // an unroutable trip is one an engine could not route, not a point it does not take. The points an
 // engine turns down are counted per engine and reason (trips.points_rejected in the results).
+// With --tiles K each point is drawn so in a copy of the sample chosen at random (every copy alike),
+// so the trips cover the whole tiling and most cross copies and seams; the hole is avoided only by
+// trips within one copy (across copies a trip crosses rivers, seams and holes alike, and excluding
+// the holes of every copy on its way would leave mostly short trips).
 
 const HOLE = [-74.0035, 40.7285, -73.965, 40.7375];
 function touchesHole(a, b) {
   let [t0, t1] = [0, 1];
+  const shift = TILES ? copyShift(copyOf(a)) : [0, 0];
   for (const axis of [0, 1]) {
     const d = b[axis] - a[axis];
-    const [lo, hi] = [HOLE[axis], HOLE[axis + 2]];
+    const [lo, hi] = [HOLE[axis] + shift[axis], HOLE[axis + 2] + shift[axis]];
     if (Math.abs(d) < 1e-15) {
       if (a[axis] < lo || a[axis] > hi) return false;
       continue;
@@ -475,14 +576,33 @@ async function takenByAll(p) {
   pointVerdicts.set(k, ok);
   return ok;
 }
-const point = manhattanPoints(25);
+const samplePoint = manhattanPoints(25);
+/** Copy t of a tiling: its shift from the sample in degrees (tile.py: t % K east, t / K north). */
+function copyShift(t) {
+  const [dlon, dlat] = tileInfo.copy_shift_deg;
+  return [(t % TILES) * dlon, Math.floor(t / TILES) * dlat];
+}
+const copyPicks = new WeakMap();
+/** The copy a drawn point was drawn in. */
+const copyOf = (p) => copyPicks.get(p) ?? 0;
+let copySeed = 2025;
+function point() {
+  const p = samplePoint();
+  if (!TILES) return p;
+  copySeed = (copySeed * 1103515245 + 12345) % 2147483648;
+  const t = Math.floor((copySeed / 2147483648) * TILES * TILES);
+  const [dx, dy] = copyShift(t);
+  const q = [p[0] + dx, p[1] + dy];
+  copyPicks.set(q, t);
+  return q;
+}
 const trips = [];
 log('drawing the trips');
 while (trips.length < TRIPS) {
   const a = point();
   const b = point();
   const crow = haversine(a, b);
-  if (crow < 300 || touchesHole(a, b)) continue;
+  if (crow < 300 || (copyOf(a) === copyOf(b) && touchesHole(a, b))) continue;
   if (!(await takenByAll(a)) || !(await takenByAll(b))) continue;
   trips.push({ from: a, to: b, crow_m: crow });
 }
@@ -725,6 +845,14 @@ for (const [engineName, id] of Object.entries(SERVED)) {
 serving.quietway.server_peak_memory_bytes = peakOf(qwServer);
 serving.osrm.server_peak_memory_bytes = peakOf(osrmServer);
 serving.valhalla.server_peak_memory_bytes = peakOf(valhallaServer);
+for (const [name, child] of [
+  ['quietway', qwServer],
+  ['osrm', osrmServer],
+  ['valhalla', valhallaServer],
+]) {
+  servers[name].rss_after_serving_bytes = rssOf(child);
+  servers[name].peak_bytes = peakOf(child);
+}
 stopAll();
 // valhalla_service drains for `drain_seconds` (set to 1 above); anything still up after 10 s is killed.
 await Promise.all(
@@ -872,6 +1000,7 @@ const result = {
   machine: { ...machine(), memory_bytes: os.totalmem(), load_average_at_end: os.loadavg() },
   versions: { quietway: engineVersionOrCommit(), ...pins },
   extract: EXTRACT,
+  tiles: tileInfo ? { k: TILES, ...tileInfo } : null,
   trips: {
     count: trips.length,
     served: servedTrips.length,
@@ -880,10 +1009,20 @@ const result = {
     snap_m: SNAP_M,
     points_checked: pointVerdicts.size,
     points_rejected: rejected,
-    box: 'Manhattan below 42nd Street, East Village hole excluded',
+    crow_m_median: quantile(
+      trips.map((t) => t.crow_m).sort((a, b) => a - b),
+      0.5,
+    ),
+    crow_m_max: Math.max(...trips.map((t) => t.crow_m)),
+    // The copies of a tiling the trips start or end in (of K × K).
+    copies_reached: TILES ? new Set(trips.flatMap((t) => [copyOf(t.from), copyOf(t.to)])).size : null,
+    box: TILES
+      ? `Manhattan below 42nd Street in a copy of the sample drawn at random for each point (${TILES * TILES} copies), the East Village hole excluded within a copy`
+      : 'Manhattan below 42nd Street, East Village hole excluded',
   },
   serving_duration_s: DURATION,
   preparation: prep,
+  servers,
   serving,
   routes,
   ratios,
@@ -901,12 +1040,15 @@ function engineVersionOrCommit() {
 
 fs.mkdirSync(outDir, { recursive: true });
 const md = markdown(result);
-fs.writeFileSync(path.join(outDir, 'peers.json'), `${JSON.stringify(result, null, 2)}\n`);
-fs.writeFileSync(path.join(outDir, 'peers.md'), md);
-fs.writeFileSync(path.join(outDir, 'peers-latency.svg'), latencySvg(result));
-fs.writeFileSync(path.join(outDir, 'peers-tradeoff.svg'), tradeoffSvg(result));
+const outputs = [
+  [`peers${suffix}.json`, `${JSON.stringify(result, null, 2)}\n`],
+  [`peers${suffix}.md`, md],
+  [`peers${suffix}-latency.svg`, latencySvg(result)],
+  [`peers${suffix}-tradeoff.svg`, tradeoffSvg(result)],
+];
+for (const [name, text] of outputs) fs.writeFileSync(path.join(outDir, name), text);
 console.log(md);
-console.log('written bench/out/peers.json, peers.md, peers-latency.svg, peers-tradeoff.svg');
+console.log(`written bench/out/${outputs.map(([name]) => name).join(', ')}`);
 
 /** Who turned down how many candidate points, and why (the examples left out). */
 function rejectedText(rej) {
@@ -922,8 +1064,14 @@ function markdown(r) {
   const mb = (x) => (x === null || x === undefined ? '–' : (x / 1e6).toFixed(0));
   const lines = [];
   lines.push(
-    `Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${(r.machine.memory_bytes / 2 ** 30).toFixed(0)} GiB; commit ${r.machine.commit}; ${r.date.slice(0, 16)} UTC; extract ${r.extract}; ${r.trips.count} trips (${r.trips.served} routed by every served setting; points every engine snaps within ${r.trips.snap_m} m, ${rejectedText(r.trips.points_rejected)})${r.quick ? '; --quick' : ''}`,
+    `Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${(r.machine.memory_bytes / 2 ** 30).toFixed(0)} GiB; commit ${r.machine.commit}; ${r.date.slice(0, 16)} UTC; extract ${r.extract}; ${r.trips.count} trips (${r.trips.served} routed by every served setting; ${(r.trips.crow_m_median / 1000).toFixed(1)} km median and ${(r.trips.crow_m_max / 1000).toFixed(1)} km longest as the crow flies; points every engine snaps within ${r.trips.snap_m} m, ${rejectedText(r.trips.points_rejected)})${r.quick ? '; --quick' : ''}`,
   );
+  if (r.tiles) {
+    lines.push(
+      '',
+      `**A tiling, not a real city**: the sample ${r.tiles.sample} tiled ${r.tiles.k} × ${r.tiles.k} by bench/scale/tile.py (${r.tiles.nodes} OSM nodes, ${r.tiles.ways} ways of which ${r.tiles.seam_ways} seam streets joining the copies); the trips' points are drawn in copies chosen at random (${r.trips.copies_reached} of ${r.tiles.k * r.tiles.k} copies reached). The peers gate is not applied to tiled runs; the goals below are the sample's, shown for reference.`,
+    );
+  }
   lines.push(
     '',
     '**Preparation**',
@@ -949,6 +1097,18 @@ function markdown(r) {
   lines.push(
     `| OSRM MLD, weight change live | ${p.osrm_customize_update.segments} segments, ${p.osrm_customize_update.how} | ${s(p.osrm_customize_update.seconds)} | ${mb(p.osrm_customize_update.peak_memory_bytes)} | – |`,
   );
+  lines.push(
+    '',
+    '**Servers** (each started alone; start-up: spawn to its first successful route; resident memory (VmRSS) then and after serving the trips below; peak: VmHWM)',
+    '',
+    '| engine | process | start-up (s) | resident after start-up (MB) | resident after serving (MB) | peak (MB) |',
+    '|---|---|---|---|---|---|',
+  );
+  for (const [name, x] of Object.entries(r.servers)) {
+    lines.push(
+      `| ${name} | ${x.process} | ${s(x.startup_s)} | ${mb(x.rss_after_startup_bytes)} | ${mb(x.rss_after_serving_bytes)} | ${mb(x.peak_bytes)} |`,
+    );
+  }
   lines.push(
     '',
     `**Serving** (autocannon, ${r.serving_duration_s} s per row; the same trips with steps and full geometry)`,
