@@ -13,7 +13,7 @@
 // --sample: a file in the shared data's osm/ folder or a path (default
 // nyc-manhattan-below-42nd.osm.pbf). --peers: OSRM's and Valhalla's build, resident memory and
 // start-up at the largest k, from bench/out/peers-tilesK.json when it is fresh (under 24 hours old,
-// same sample, same commit), else from a `bench/peers/peers.mjs --tiles K --quick` run.
+// same sample; its commit is shown), else from a `bench/peers/peers.mjs --tiles K --quick` run.
 // Started by bench/scale/run.sh (`npm run bench:scale`), which provides the virtual environment.
 import { execSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -174,11 +174,9 @@ function measure() {
   /** OSRM's, Valhalla's and Quietway's server figures from a peers run on the sample tiled k × k. */
   function peersAt(k) {
     const file = path.join(root, `bench/out/peers-tiles${k}.json`);
-    const commit = machine().commit;
     const fresh = (r) =>
       r?.tiles?.k === k &&
       path.basename(r.tiles.sample ?? '') === path.basename(sample) &&
-      r.machine?.commit === commit &&
       Date.now() - Date.parse(r.date) < 24 * 3600e3;
     let r = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : null;
     let reused = true;
@@ -384,7 +382,7 @@ function markdown(r) {
   );
   if (r.peers) {
     lines.push(
-      `Server rows (from ${r.peers.file}, ${r.peers.reused ? 'reused' : 'run now'}${r.peers.quick ? ', --quick' : ''}, ${r.peers.date?.slice(0, 16)} UTC): build wall and peak memory of each engine's own preparation (Quietway there: its graph without the place index); file is the data written; "load" is the server's start-up, spawn to first successful route, each server started alone; RSS is the server's VmRSS after that first route → after serving the benchmark's trips. OSRM MLD shares osrm-extract with CH; its server is not started.`,
+      `Server rows (from ${r.peers.file}, ${r.peers.reused ? 'reused' : 'run now'}${r.peers.quick ? ', --quick' : ''}, commit ${r.peers.commit}, ${r.peers.date?.slice(0, 16)} UTC): build wall and peak memory of each engine's own preparation (Quietway there: its graph without the place index); file is the data written; "load" is the server's start-up, spawn to first successful route, each server started alone; RSS is the server's VmRSS after that first route → after serving the benchmark's trips. OSRM MLD shares osrm-extract with CH; its server is not started.`,
     );
   }
   // Load by phase and a metric's first use, where scale-bench reports them.
