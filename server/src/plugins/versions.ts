@@ -2,23 +2,40 @@
 // the registry in versions.ts and configuration), and 405 with `Allow` for a known path called with
 // a method it does not take. Routes are collected as they are registered; `finishRoutes` adds the
 // 405 and 410 answers once every route plugin is in.
+//
+// 405 covers every method Node's HTTP parser hands over (all of `http.METHODS` but CONNECT, which
+// Node keeps for tunnels): those Fastify does not route by itself (PROPFIND, PURGE, M-SEARCH…) are
+// added with `addHttpMethod`, so that a 405 route can be declared for them. The answer is given in
+// this plugin's `onRequest` hook, which runs before the auth plugin's and before any body is read:
+// a wrong method is refused the same way with a valid, an invalid or no credential, and a QUERY
+// without a Content-Type is not refused as a malformed request first. Unknown paths are answered 404
+// there too, whatever the method.
+import { METHODS as NODE_METHODS } from 'node:http';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
-import { HttpError } from '../errors.js';
+import { HttpError, UNKNOWN_ENDPOINT } from '../errors.js';
 import { deprecationHeaders, ENDPOINT_VERSIONS, type EndpointVersion, retiredBody } from '../versions.js';
 
-const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+/** Every method a request can reach the router with (CONNECT never does: Node answers it itself). */
+export const ROUTABLE_METHODS: readonly string[] = NODE_METHODS.filter((m) => m !== 'CONNECT');
+
+export const METHOD_NOT_ALLOWED = 'Method not allowed';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Adds the 405 and 410 routes; call after registering every route. */
     finishRoutes(): void;
   }
+  interface FastifyContextConfig {
+    /** A 405 route: the `Allow` header of its answer (the methods its path takes). */
+    allow?: string;
+  }
 }
 
 const key = (method: string, path: string) => `${method.toUpperCase()} ${normalize(path)}`;
-const normalize = (path: string) => (path.endsWith('/') ? path : `${path}/`);
+// Paths are kept with their trailing slash (the router ignores it); a wildcard ends where it is.
+const normalize = (path: string) => (path.endsWith('/') || path.endsWith('*') ? path : `${path}/`);
 
 export default fp(
   async (app: FastifyInstance, { config }: { config: Config }) => {
@@ -33,9 +50,14 @@ export default fp(
       }),
     );
 
+    // Methods Node's parser accepts but Fastify does not route by default (none of them has a body
+    // Fastify would read: their only routes here are 405 answers and the place-search catch-all).
+    const supported = new Set(app.supportedMethods);
+    for (const m of ROUTABLE_METHODS) if (!supported.has(m)) app.addHttpMethod(m);
+
     app.addHook('onRoute', (route) => {
-      // Wildcard routes (static files of the docs UI) take what they take.
-      if (route.url.includes('*') || route.url.startsWith('/docs')) return;
+      // The 405 answers themselves (added by finishRoutes) are not methods the path takes.
+      if (route.config?.allow !== undefined) return;
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       const url = normalize(route.url);
       let set = routes.get(url);
@@ -47,8 +69,14 @@ export default fp(
     });
 
     app.addHook('onRequest', async (request, reply) => {
-      const url = request.routeOptions.url;
-      if (!url) return;
+      const route = request.routeOptions;
+      const url = route.url;
+      // An unknown path: 404 straight away, its body unread (a QUERY without a Content-Type would
+      // otherwise be refused as malformed first). The errors plugin's not-found handler answers alike.
+      if (!url) throw new HttpError(404, UNKNOWN_ENDPOINT);
+      // A method the path does not take: answered before credentials are looked at or a body read.
+      const allow = route.config.allow;
+      if (allow !== undefined) throw new HttpError(405, METHOD_NOT_ALLOWED, undefined, {}, { Allow: allow });
       const k = key(request.method, url);
       const v = versions.get(k);
       if (retired.has(k)) {
@@ -77,19 +105,19 @@ export default fp(
         }
       }
       for (const [url, methods] of [...routes]) {
-        const missing = METHODS.filter((m) => !methods.has(m));
-        if (missing.length === 0 || missing.length === METHODS.length) continue;
-        const allow = [...methods]
-          .filter((m) => m !== 'OPTIONS')
-          .sort()
-          .join(', ');
+        const missing = ROUTABLE_METHODS.filter((m) => !methods.has(m));
+        if (missing.length === 0) continue;
+        const allow = [...methods].sort().join(', ');
         app.route({
-          method: missing,
+          method: missing as HTTPMethods[],
           url,
-          config: { access: { public: true } },
+          // HEAD is in `missing` whenever GET is: no HEAD route of Fastify's own beside it.
+          exposeHeadRoute: false,
+          config: { access: { public: true }, allow },
           schema: { hide: true },
+          // Never reached: the onRequest hook above answers first.
           handler: async () => {
-            throw new HttpError(405, 'Method not allowed', undefined, {}, { Allow: allow });
+            throw new HttpError(405, METHOD_NOT_ALLOWED, undefined, {}, { Allow: allow });
           },
         });
       }
