@@ -259,49 +259,77 @@ impl City {
         if graph.walking_order.len() != graph.node_count() {
             graph.walking_order = crate::cch::order::nested_dissection_order(&graph);
         }
-        phases.end("turn model and walking order");
+        phases.end("turn model");
         let model = model.unwrap_or_default();
         model.validate()?;
-        let walking = walking_hierarchy(&graph);
-        phases.end("walking hierarchy");
         let usable = crate::metric::cycling_can_use(&graph, &turns);
         if graph.cycling_order.len() != turns.node_count() {
             graph.cycling_order = crate::cch::order::cycling_order(&turns, &graph, &usable);
         }
-        let full = Cch::on_inputs(
-            turns.node_count(),
-            &turns.turn_from,
-            &turns.turn_to,
-            &graph.cycling_order,
-            &usable,
-        );
-        phases.end("cycling hierarchy");
-        let cch = Arc::new(full.restricted(&usable));
-        drop(full);
-        phases.end("cycling hierarchy restricted");
-        let adjacency = Adjacency::new(graph.node_count(), &graph.edge_tail, &graph.edge_head);
-        let snap_index = SnapIndex::new(&graph);
-        let way_arcs = arcs_by_way(&graph);
         let arc_changes = HashMap::new();
         let turn_bans = std::collections::HashSet::new();
-        phases.end("adjacency and snapping index");
-        let base = customize_all(
+        // Walking's side (its hierarchy and metric, the adjacency, snapping index and walking's
+        // well-connected parts) is built beside the cycling hierarchy: neither needs the other,
+        // and the cycling hierarchy's chordal completion runs on one thread.
+        let g = &graph;
+        let (walking_side, (cch, cycling_steps)) = rayon::join(
+            || {
+                let start = std::time::Instant::now();
+                let walking = walking_metric(g, &walking_hierarchy(g), &model);
+                let adjacency = Adjacency::new(g.node_count(), &g.edge_tail, &g.edge_head);
+                let snap_index = SnapIndex::new(g);
+                let way_arcs = arcs_by_way(g);
+                let connected =
+                    well_connected_edges(g, &adjacency, |a| g.arc_attrs[a as usize].foot());
+                let s = start.elapsed().as_secs_f64();
+                (walking, adjacency, snap_index, way_arcs, connected, s)
+            },
+            || {
+                let start = std::time::Instant::now();
+                let full = Cch::on_inputs(
+                    turns.node_count(),
+                    &turns.turn_from,
+                    &turns.turn_to,
+                    &g.cycling_order,
+                    &usable,
+                );
+                let built = start.elapsed().as_secs_f64();
+                let cch = Arc::new(full.restricted(&usable));
+                (cch, [built, start.elapsed().as_secs_f64() - built])
+            },
+        );
+        let (walking, adjacency, snap_index, way_arcs, walking_connected, walking_s) = walking_side;
+        phases.end("hierarchies");
+        phases.done.extend([
+            ("  of which cycling hierarchy", cycling_steps[0]),
+            ("  of which cycling hierarchy restricted", cycling_steps[1]),
+            (
+                "  of which, beside them, walking's hierarchy and metric, snapping index",
+                walking_s,
+            ),
+        ]);
+        let cycling: Vec<MetricKind> = LOADED_METRICS
+            .into_iter()
+            .filter(|k| k.is_cycling())
+            .collect();
+        let mut base = customize_all(
             &graph,
             &turns,
             &cch,
-            Some(walking),
             &model,
             &arc_changes,
             &turn_bans,
-            &LOADED_METRICS,
+            &cycling,
         );
-        phases.end("metrics customized");
+        debug_assert!(LOADED_METRICS.contains(&MetricKind::Walking));
+        base[MetricKind::Walking as usize] = Some(Arc::new(walking));
+        phases.end("cycling metrics customized");
         let direct = base[MetricKind::DirectDay as usize]
             .as_ref()
             .expect("loaded with the city");
         let well_connected = [
             well_connected_by_turns(&graph, &turns, direct),
-            well_connected_edges(&graph, &adjacency, |a| graph.arc_attrs[a as usize].foot()),
+            walking_connected,
         ];
         phases.end("well-connected parts");
         Ok(City {
@@ -485,48 +513,46 @@ fn walking_hierarchy(g: &CityGraph) -> Cch {
     Cch::new(g.node_count(), &tails, &heads, &g.walking_order)
 }
 
+/// Walking's metric, customized on `walking`, its hierarchy on junctions, which it leaves once
+/// its query graph is pruned: walking never changes live (reports and avoidances are for
+/// cycling), so it keeps only what queries read, and needs no hierarchy beyond its nodes.
+fn walking_metric(g: &CityGraph, walking: &Cch, model: &WeightingModel) -> CityMetric {
+    let arc_weights: Vec<Weight> = (0..g.arc_count() as ArcId)
+        .map(|a| model.arc_weight(g, a, MetricKind::Walking))
+        .collect();
+    let hierarchy = walking.customize(&arc_weights).query_only(walking);
+    CityMetric {
+        arc_weights,
+        hierarchy,
+        cch: Arc::new(walking.lean()),
+        on_junctions: true,
+    }
+}
+
 /// The metrics of `kinds` customized (the others `None`): the cycling ones on `cch` (the cycling
-/// hierarchy), not yet pruned; walking on `walking`, its hierarchy on junctions (built here when
-/// not given), which it leaves once its query graph is pruned.
-#[allow(clippy::too_many_arguments)]
+/// hierarchy), not yet pruned; walking by [`walking_metric`] on its hierarchy, built here.
 fn customize_all(
     g: &CityGraph,
     turns: &TurnGraph,
     cch: &Arc<Cch>,
-    walking: Option<Cch>,
     model: &WeightingModel,
     changes: &HashMap<ArcId, ArcChange>,
     bans: &std::collections::HashSet<u32>,
     kinds: &[MetricKind],
 ) -> Vec<Option<Arc<CityMetric>>> {
     use rayon::prelude::*;
-    let walking = match walking {
-        Some(w) => Some(w),
-        None if kinds.contains(&MetricKind::Walking) => Some(walking_hierarchy(g)),
-        None => None,
-    };
-    let lean = walking.as_ref().map(|w| Arc::new(w.lean()));
     MetricKind::ALL
         .par_iter()
         .map(|&kind| {
             if !kinds.contains(&kind) {
                 return None;
             }
+            if !kind.is_cycling() {
+                return Some(Arc::new(walking_metric(g, &walking_hierarchy(g), model)));
+            }
             let arc_weights: Vec<Weight> = (0..g.arc_count() as ArcId)
                 .map(|a| changed_weight(g, model, kind, a, changes.get(&a)))
                 .collect();
-            if !kind.is_cycling() {
-                // Walking never changes live (reports and avoidances are for cycling), so it keeps
-                // only what queries read, and needs no hierarchy beyond its nodes.
-                let walking = walking.as_ref().expect("built when asked for");
-                let hierarchy = walking.customize(&arc_weights).query_only(walking);
-                return Some(Arc::new(CityMetric {
-                    arc_weights,
-                    hierarchy,
-                    cch: lean.clone().expect("built with walking's hierarchy"),
-                    on_junctions: true,
-                }));
-            }
             let mut turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
             for &t in bans {
                 turn_weights[t as usize] = INF_WEIGHT;
