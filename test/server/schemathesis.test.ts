@@ -1,6 +1,7 @@
 // schemathesis (PyPI) against the real server's OpenAPI document (/docs/json): every operation, once
 // with an app key and once with an admin session, generated valid and invalid requests. No answer may
-// be a 5xx, have a status the document does not list, or break its documented schema or media type.
+// be a 5xx, have a status the document does not list, or break its documented schema or media type;
+// a method a path does not document must answer 405 with an `Allow` that lists the documented ones.
 // schemathesis is installed into a venv under build/ (ignored) by this test; it fails, never skips,
 // when that is impossible.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -114,7 +115,9 @@ function schemathesis(header: string, extra: string[] = []) {
       '--header',
       header,
       '--checks',
-      'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
+      // unsupported_method: every method a path does not document (TRACE, QUERY, PUT…) answers 405
+      // with `Allow`; allow_header_conformance: that `Allow` lists what the path documents.
+      'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,unsupported_method,allow_header_conformance',
       '--phases',
       'examples,coverage,fuzzing',
       '--max-examples',
