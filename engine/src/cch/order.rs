@@ -613,17 +613,18 @@ fn quartile_edge_cut(cell: &Cell, dir: [f64; 2], edges: &CellEdges) -> (usize, V
     (flow.flow_value, left)
 }
 
-/// One direction's candidate of lowest expansion: (expansion, one side). The cutter runs twice,
-/// since keeping a copy of every improving side would cost a pass per piercing: once to find the
-/// best candidate's step, and again to stop there.
+/// One direction's candidate of lowest expansion: (expansion, one side). The cutter keeps a copy
+/// of the reachable sets at each improving candidate: a pass over the cell's junctions per
+/// improvement, where running the cutter a second time to the best candidate's step (as it did)
+/// repeated the max flows up to there.
 fn best_cut(cell: &Cell, dir: [f64; 2], edges: &CellEdges) -> Option<(f64, Vec<u32>)> {
-    let (expansion, step, side) = FlowCutter::new(cell, dir, edges, CUTTER_SEED).run(None)?;
-    let mut again = FlowCutter::new(cell, dir, edges, CUTTER_SEED);
-    again.run(Some(step));
+    let mut cutter = FlowCutter::new(cell, dir, edges, CUTTER_SEED);
+    let (expansion, _, side) = cutter.run(None)?;
+    let at_best = &cutter.best_reach;
     let left = (0..cell.n() as u32)
         .filter(|&v| match side {
-            SOURCE => again.reach[v as usize] == SOURCE,
-            _ => again.reach[v as usize] != SINK,
+            SOURCE => at_best[v as usize] == SOURCE,
+            _ => at_best[v as usize] != SINK,
         })
         .collect();
     Some((expansion, left))
@@ -663,6 +664,8 @@ struct FlowCutter<'a> {
     sizes: [usize; 2],
     front: usize,
     back: usize,
+    /// `reach` at the best candidate so far.
+    best_reach: Vec<u8>,
 }
 
 impl<'a> FlowCutter<'a> {
@@ -695,6 +698,7 @@ impl<'a> FlowCutter<'a> {
             sizes: [0; 2],
             front: seed,
             back: n - seed,
+            best_reach: Vec::new(),
         }
     }
 
@@ -709,13 +713,18 @@ impl<'a> FlowCutter<'a> {
         loop {
             self.max_flow();
             loop {
+                let mut improved = false;
                 for side in [SOURCE, SINK] {
                     let size = self.sizes[side as usize - 1];
                     let smaller = size.min(n - size);
                     let expansion = (self.flow_value as f64 + 1.0) / smaller.max(1) as f64;
                     if smaller >= min_side && best.is_none_or(|b| expansion < b.0) {
                         best = Some((expansion, step, side));
+                        improved = true;
                     }
+                }
+                if improved {
+                    self.best_reach.clone_from(&self.reach);
                 }
                 if stop == Some(step) {
                     return best;
