@@ -195,17 +195,19 @@ fn run() -> Result<(), String> {
         &graph,
         &quietway_engine::turns::stored_restrictions(&graph),
     );
+    // The two orders are independent: computed side by side, since neither keeps both cores
+    // busy through its top cuts.
     progress.phase(
-        "ordering the junctions for walking's hierarchy",
-        graph.node_count() as u64,
-    );
-    graph.walking_order = quietway_engine::order::nested_dissection_order(&graph);
-    progress.phase(
-        "ordering the cycling turns for their own hierarchy",
-        turns.node_count() as u64,
+        "ordering the junctions for walking's hierarchy and the cycling turns for theirs",
+        (graph.node_count() + turns.node_count()) as u64,
     );
     let usable = quietway_engine::metric::cycling_can_use(&graph, &turns);
-    graph.cycling_order = quietway_engine::order::cycling_order(&turns, &graph, &usable);
+    let (walking_order, cycling_order) = rayon::join(
+        || quietway_engine::order::nested_dissection_order(&graph),
+        || quietway_engine::order::cycling_order(&turns, &graph, &usable),
+    );
+    graph.walking_order = walking_order;
+    graph.cycling_order = cycling_order;
 
     progress.phase("writing the graph", 0);
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
