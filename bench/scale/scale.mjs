@@ -395,7 +395,7 @@ function markdown(r) {
       '',
       '**Load by phase and first use** (s; a metric is customized and pruned when first used)',
       '',
-      `| k | ${phases.join(' | ')} | load | a metric's first use | one metric pruned | every base metric pruned | query with path before pruning p50 / p99 (µs) |`,
+      `| k | ${phases.map((ph) => ph.trim()).join(' | ')} | load | a metric's first use | one metric pruned | every base metric pruned | query with path before pruning p50 / p99 (µs) |`,
       `|---|${phases.map(() => '---').join('|')}|---|---|---|---|---|`,
     );
     for (const x of r.runs) {
@@ -462,14 +462,14 @@ function markdown(r) {
 function svg(r) {
   const series = [
     [
-      'engine memory, every metric built (MB)',
+      'engine memory, all metrics (MB)',
       '#1b7f3b',
       (x) => (x.engine.memory_engine_all_pruned_bytes ?? x.engine.memory_engine_bytes) / 1e6,
     ],
-    ['resident once loaded (MB)', '#7fbf7b', (x) => x.engine.rss_loaded_bytes / 1e6],
+    ['RSS once loaded (MB)', '#7fbf7b', (x) => x.engine.rss_loaded_bytes / 1e6],
     ['build wall (s)', '#c0392b', (x) => x.build.wall_s],
     ['load (s)', '#e67e22', (x) => x.engine.load_s],
-    ['query with path, median (µs)', '#1f5fbf', (x) => x.engine.query_with_path?.median_us],
+    ['query with path p50 (µs)', '#1f5fbf', (x) => x.engine.query_with_path?.median_us],
   ].map(([name, color, f]) => ({
     name,
     color,
@@ -482,7 +482,7 @@ function svg(r) {
   const y0 = 10 ** Math.floor(Math.log10(Math.min(...ys)));
   const y1 = 10 ** Math.ceil(Math.log10(Math.max(...ys) * 1.01));
   // Room on the right for the series' labels.
-  const right = W - M.right - 150;
+  const right = W - M.right - 190;
   const x = scale(x0, x1, M.left, right, true);
   const y = scale(y0, y1, H - M.bottom, M.top, true);
   let body = '';
@@ -496,13 +496,9 @@ function svg(r) {
   for (let d = y0; d <= y1; d *= 10) {
     body += `<line x1="${M.left}" y1="${y(d)}" x2="${right}" y2="${y(d)}" stroke="#ddd"/><text x="${M.left - 6}" y="${y(d) + 4}" text-anchor="end">${d}</text>\n`;
   }
-  // A guide of slope 1 (cost in proportion to the junctions) from the load series' first point.
-  const guide = series.find((s) => s.name.startsWith('load'))?.points[0];
-  if (guide) {
-    const [gx, gy] = guide;
-    const xe = Math.max(...xs);
-    body += `<line x1="${x(gx)}" y1="${y(gy)}" x2="${x(xe)}" y2="${y((gy * xe) / gx)}" stroke="#999" stroke-dasharray="4 4"/><text x="${x(xe)}" y="${y((gy * xe) / gx) + 16}" text-anchor="end" fill="#777">slope 1: in proportion</text>\n`;
-  }
+  // A guide of slope 1 (a cost in proportion to the junctions) in the top left corner.
+  const [gx0, gx1, gy0] = [x0 * 1.3, x0 * 3.9, y1 / 8];
+  body += `<line x1="${x(gx0)}" y1="${y(gy0)}" x2="${x(gx1)}" y2="${y((gy0 * gx1) / gx0)}" stroke="#777" stroke-dasharray="4 4"/><text x="${x(gx1) + 6}" y="${y((gy0 * gx1) / gx0) + 4}" fill="#777">slope 1: in proportion</text>\n`;
   // Each series' label beside its last point, pushed down where two would overlap.
   const labels = [];
   for (const s of series) {
@@ -523,7 +519,7 @@ function svg(r) {
     if (i > 0) l.y = Math.max(l.y, labels[i - 1].y + 14);
     body += `<text x="${l.x}" y="${l.y}" fill="${l.color}">${esc(l.text)}</text>\n`;
   });
-  body += `<text x="${M.left + 6}" y="${M.top + 14}" fill="#555">${esc(`k × k tilings of ${r.sample.file} (k = ${r.tiles.join(', ')}), not a real city`)}</text>\n`;
+  body += `<text x="${right - 6}" y="${H - M.bottom - 8}" text-anchor="end" fill="#555">${esc(`k × k tilings of the sample (k = ${r.tiles.join(', ')}), not a real city`)}</text>\n`;
   return frame(
     'Quietway at city scale: cost against junctions',
     'junctions (log scale)',
