@@ -15,7 +15,7 @@ import type { Config } from '../config.js';
 import { cityLoading, type HttpError } from '../errors.js';
 import { native } from '../native.js';
 import { area, type CoverageArea, cityList, configuredCities, contains } from '../routing/coverage.js';
-import { type DataCoverage, dataCoverageOf } from '../routing/data-coverage.js';
+import { type DataCoverage, dataCoverageOf, readDataCoverage } from '../routing/data-coverage.js';
 
 export interface LoadedCity {
   id: string;
@@ -81,8 +81,9 @@ export interface EngineService {
   /** The graphs still loading (or waiting for a free loader). */
   loading(): CityLoad[];
   /**
-   * Resolves once every graph has loaded or failed: buildApp waits for it unless told not to, and
-   * tests and benchmarks that build the app route right after.
+   * Resolves once every graph has loaded or failed, and the data coverage of any loaded without a
+   * stored one is measured: buildApp waits for it unless told not to, and tests and benchmarks that
+   * build the app route right after.
    */
   ready: Promise<void>;
   /** Starts loading the graphs (buildApp does, once every plugin is registered); `ready`. Idempotent. */
@@ -123,7 +124,10 @@ export function graphFiles(graphDir: string, only: readonly string[] | null = nu
     .map((f) => path.join(graphDir, f));
 }
 
-/** Loads one graph file (on libuv's pool) with its weighting override and its data coverage. */
+/**
+ * Loads one graph file (on libuv's pool) with its weighting override, and its data coverage when
+ * stored beside it (else `dataCoverage` is null: see `measureDataCoverageOf`).
+ */
 export async function loadCityFile(file: string): Promise<LoadedCity> {
   const weightingFile = file.replace(/\.qwg$/, '.weighting.json');
   const weighting = fs.existsSync(weightingFile) ? fs.readFileSync(weightingFile, 'utf8') : undefined;
@@ -140,10 +144,17 @@ export async function loadCityFile(file: string): Promise<LoadedCity> {
     hasLightingData: s.hasLightingData,
     coverage,
     dataBbox: s.bbox as [number, number, number, number],
-    // Stored beside the graph at build; measured here (and stored) for a graph built without it.
-    dataCoverage: await dataCoverageOf(file, engine, coverage).catch(() => null),
+    // Stored beside the graph at build (quietway build-graph); for a graph built without it, measured
+    // once the city routes (measureDataCoverageOf), not before: it reads every road of the graph,
+    // 8-10 s for a whole city, and only /health/ and log lines need it.
+    dataCoverage: readDataCoverage(file, s.graphVersion),
     engine,
   };
+}
+
+/** Measures (and stores beside the graph) the data coverage of a city loaded without it. */
+export async function measureDataCoverageOf(file: string, city: LoadedCity): Promise<void> {
+  city.dataCoverage = await dataCoverageOf(file, city.engine, city.coverage).catch(() => null);
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -198,6 +209,8 @@ export default fp(
       readyCities = [...new Set(inOrder)];
     };
 
+    /** Data coverage measured for cities loaded without it; `ready` waits for them too. */
+    const measuring: Promise<void>[] = [];
     const loadOne = async (entry: CityLoad) => {
       entry.startedAt = Date.now();
       app.log.info({ city: entry.id, file: entry.file }, `loading the graph of ${entry.id}`);
@@ -235,6 +248,17 @@ export default fp(
         },
         `loaded ${city.name} in ${seconds(entry.endedAt - entry.startedAt)}`,
       );
+      if (city.dataCoverage === null) {
+        const t = Date.now();
+        measuring.push(
+          measureDataCoverageOf(entry.file, city).then(() => {
+            app.log.info(
+              { city: city.id, polygonShare: city.dataCoverage?.polygon_share ?? null, ms: Date.now() - t },
+              `measured how much of ${city.name}'s polygon its data covers`,
+            );
+          }),
+        );
+      }
     };
 
     let resolveReady: () => void = () => {};
@@ -255,7 +279,7 @@ export default fp(
       const loaders = Promise.all(Array.from({ length: n }, loader)).catch((err: unknown) => {
         app.log.error({ err }, 'city graph loading stopped');
       });
-      void loaders.then(() => {
+      void loaders.then(async () => {
         if (!closed) {
           if (entries.length > 0) {
             app.log.info(
@@ -270,6 +294,7 @@ export default fp(
             );
           }
         }
+        await Promise.all(measuring);
         resolveReady();
       });
       return readyPromise;
