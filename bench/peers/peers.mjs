@@ -4,8 +4,10 @@
 // columns per engine and setting, read against the same OSM ways by bench/peers/metrics.mjs).
 // Each server is started alone and timed from its spawn to its first successful route, and its
 // resident memory read then and after serving. Prints a table, writes bench/out/peers.json, peers.md
-// and two SVG pictures. Started by bench/peers/run.sh (`npm run bench:peers`), which provides the
-// peers' virtual environment:
+// and two SVG pictures, and each server's output to bench/out/peers-quietway.log, peers-osrm.log and
+// peers-valhalla.log (a server that ends before the bench is done ends the run, named with its exit
+// code or signal and its log's last lines). Started by bench/peers/run.sh (`npm run bench:peers`),
+// which provides the peers' virtual environment:
 //
 //   node bench/peers/peers.mjs --venv DIR [--quick] [--trips N] [--duration S] [--reuse-peer-data]
 //                              [--tiles K] [--sample FILE]
@@ -93,19 +95,72 @@ function dirBytes(dir, filter = () => true) {
   return n;
 }
 
+// ---- The servers' processes. Each one's stdout and stderr go to its log, bench/out/peers-NAME.log
+// (peers-tilesK-NAME.log with --tiles K; written anew by each run). A server that ends while the
+// bench still needs it (before stopAll, after serving) ends the run at once: its name, pid, exit code
+// or signal, what the bench was doing and its log's last lines. A request that fails on a connection
+// error is put down to the server it was sent to (ask, below).
+
 const children = [];
-function start(cmd, argv, opts = {}) {
-  const child = spawn(cmd, argv, { stdio: ['ignore', 'ignore', 'pipe'], ...opts });
-  let err = '';
-  child.stderr?.on('data', (c) => {
-    err = (err + c).slice(-4000);
+let stopping = false;
+/** What the bench is doing, for the message when a server ends or fails. */
+let phase = 'starting the servers';
+const ESC = String.fromCharCode(27);
+/** A log line without its terminal colour codes (valhalla_service writes them). */
+const noColours = (l) =>
+  l
+    .split(ESC)
+    .map((part, i) => (i ? part.replace(/^\[[0-9;]*m/, '') : part))
+    .join('');
+const relPath = (f) => path.relative(root, f);
+const hasEnded = (c) => c.exitCode !== null || c.signalCode !== null;
+const howEnded = (c) => (c.signalCode ? `killed by ${c.signalCode}` : `exited with code ${c.exitCode}`);
+/** A server's log's last `n` lines (without their colour codes), indented, under a heading. */
+function logTail(file, n = 30) {
+  let text;
+  try {
+    const fd = fs.openSync(file, 'r');
+    const size = fs.fstatSync(fd).size;
+    const buf = Buffer.alloc(Math.min(size, 256 * 1024));
+    fs.readSync(fd, buf, 0, buf.length, size - buf.length);
+    fs.closeSync(fd);
+    text = buf.toString('utf8').replace(/\s+$/, '');
+  } catch (e) {
+    return `(its log ${relPath(file)} could not be read: ${e.message})`;
+  }
+  if (!text) return `(its log ${relPath(file)} is empty)`;
+  const lines = text
+    .split('\n')
+    .slice(-n)
+    .map((l) => `    ${noColours(l)}`);
+  return `last ${lines.length} lines of ${relPath(file)}:\n${lines.join('\n')}`;
+}
+/** Ends the run: the server, what became of it while the bench was doing what, its log's last lines. */
+function failServer(child, event, detail) {
+  console.error(`[peers] ${child.what} (pid ${child.pid ?? '–'}) ${event} while ${phase}: ${detail}`);
+  console.error(`[peers] ${logTail(child.logFile)}`);
+  process.exit(1);
+}
+function start(name, what, cmd, argv, opts = {}) {
+  fs.mkdirSync(outDir, { recursive: true });
+  const logFile = path.join(outDir, `peers${suffix}-${name}.log`);
+  const fd = fs.openSync(logFile, 'w');
+  const child = spawn(cmd, argv, { ...opts, stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  Object.assign(child, { name, what, logFile });
+  child.on('error', (e) => {
+    if (child.pid === undefined) failServer(child, 'could not be started', e.message);
+    else log(`${what} (pid ${child.pid}): ${e.message}`);
   });
-  child.lastError = () => err;
+  child.on('exit', () => {
+    if (!stopping) failServer(child, 'ended', howEnded(child));
+  });
   children.push(child);
   return child;
 }
 function stopAll() {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  stopping = true;
+  for (const c of children) if (!hasEnded(c)) c.kill('SIGTERM');
 }
 process.on('exit', stopAll);
 for (const sig of ['SIGINT', 'SIGTERM']) {
@@ -353,7 +408,8 @@ const qwEnv = {
   QUIETWAY_DATA_DIR: qwDataDir,
   QUIETWAY_HOST: '127.0.0.1',
   QUIETWAY_PORT: String(qwPort),
-  QUIETWAY_LOG_LEVEL: 'silent',
+  // Warnings and errors only (to its log): nothing is written per request.
+  QUIETWAY_LOG_LEVEL: 'warn',
   QUIETWAY_SHARED_DATA_DIR: shared,
   QUIETWAY_RATE_LIMITS: JSON.stringify({ directions: { key: [100_000_000, 60] } }),
   // The load generator is one client on loopback; the peers have no per-client connection cap.
@@ -383,9 +439,13 @@ function rssOf(child) {
     return null;
   }
 }
-async function startAlone(name, what, spawnIt, probe) {
+/** The server listening on each port (the requests below name their port). */
+const serverAt = new Map();
+async function startAlone(name, what, port, [cmd, argv, opts], probe) {
+  phase = `starting ${what}`;
   const t = process.hrtime.bigint();
-  const child = spawnIt();
+  const child = start(name, what, cmd, argv, opts);
+  serverAt.set(port, child);
   let last = 'no answer';
   let told = Date.now();
   // Up to 10 minutes: a tiled city's graph on a loaded shared machine takes minutes.
@@ -394,7 +454,6 @@ async function startAlone(name, what, spawnIt, probe) {
       log(`${what}: no route yet (last: ${last.slice(0, 120)})`);
       told = Date.now();
     }
-    if (child.exitCode !== null) throw new Error(`${what} exited: ${child.lastError()}`);
     try {
       const res = await fetch(probe.url, { method: probe.method, headers: probe.headers, body: probe.body });
       const body = await res.text();
@@ -413,12 +472,13 @@ async function startAlone(name, what, spawnIt, probe) {
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`${what} gave no route in 10 minutes (last: ${last}): ${child.lastError()}`);
+  failServer(child, 'gave no route in 10 minutes', `its last answer: ${last}`);
 }
 const qwServer = await startAlone(
   'quietway',
   'quietway serve',
-  () => start(process.execPath, [path.join(root, 'server/dist/cli.js'), 'serve'], { env: qwEnv }),
+  qwPort,
+  [process.execPath, [path.join(root, 'server/dist/cli.js'), 'serve'], { env: qwEnv }],
   {
     url: `http://127.0.0.1:${qwPort}/directions/v2/`,
     method: 'POST',
@@ -432,12 +492,12 @@ const osrmPort = await freePort();
 const osrmServer = await startAlone(
   'osrm',
   'osrm-routed',
-  () =>
-    start(
-      osrmBin('osrm-routed'),
-      ['--ip', '127.0.0.1', '--port', String(osrmPort), '--algorithm', 'CH', 'nyc.osrm'],
-      { cwd: osrmCh },
-    ),
+  osrmPort,
+  [
+    osrmBin('osrm-routed'),
+    ['--ip', '127.0.0.1', '--port', String(osrmPort), '--algorithm', 'CH', 'nyc.osrm'],
+    { cwd: osrmCh },
+  ],
   {
     url: `http://127.0.0.1:${osrmPort}/route/v1/bicycle/${PROBE.map((p) => p.join(',')).join(';')}`,
     method: 'GET',
@@ -456,7 +516,8 @@ fs.writeFileSync(path.join(work, 'valhalla.json'), JSON.stringify(vcfg));
 const valhallaServer = await startAlone(
   'valhalla',
   'valhalla_service',
-  () => start(valhallaBin('valhalla_service'), [path.join(work, 'valhalla.json')]),
+  valhallaPort,
+  [valhallaBin('valhalla_service'), [path.join(work, 'valhalla.json')]],
   {
     url: `http://127.0.0.1:${valhallaPort}/route`,
     method: 'POST',
@@ -498,18 +559,77 @@ function touchesHole(a, b) {
 }
 const rideable = (hw) =>
   !['footway', 'steps', 'pedestrian', 'corridor', 'elevator', 'bridleway'].includes(hw);
-async function ask(r) {
-  const res = await fetch(`http://127.0.0.1:${r.port}${r.path}`, {
-    method: r.method,
-    headers: r.headers,
-    body: r.body,
+
+// A request whose connection fails (the server closed it or refused it) is put down to the server it
+// was sent to. If that server has ended, the run ends (failServer: how it ended and its log's tail).
+// If it is still running, the request is sent once more and counted (retries, in the results); the
+// same request failing again ends the run.
+const retries = { quietway: 0, osrm: 0, valhalla: 0 };
+const CONNECTION_ERRORS = new Set([
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+]);
+/** The connection error under a failed fetch (`code: message`), or null if it is something else. */
+function connectionError(e) {
+  for (let c = e; c; c = c.cause) {
+    for (const x of [c, ...(c.errors ?? [])]) {
+      if (CONNECTION_ERRORS.has(x.code)) return `${x.code}: ${x.message}`;
+    }
+  }
+  return null;
+}
+/** A failed fetch's error with its causes. */
+function describe(e) {
+  const parts = [];
+  for (let c = e; c; c = c.cause) parts.push(c.code ? `${c.code}: ${c.message}` : c.message);
+  return parts.join(' ← ');
+}
+/** Whether a server's process has ended, waiting up to `ms` for its end to be seen (its sockets close first). */
+function endedWithin(child, ms) {
+  if (hasEnded(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const onExit = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      resolve(false);
+    }, ms);
+    child.once('exit', onExit);
   });
-  const text = await res.text();
-  let body = {};
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  return { status: res.status, body, text };
+}
+async function ask(r) {
+  const server = serverAt.get(r.port);
+  const what = `${r.method} ${r.path.length > 100 ? `${r.path.slice(0, 100)}…` : r.path}`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${r.port}${r.path}`, {
+        method: r.method,
+        headers: r.headers,
+        body: r.body,
+      });
+      const text = await res.text();
+      let body = {};
+      try {
+        body = JSON.parse(text);
+      } catch {}
+      return { status: res.status, body, text };
+    } catch (e) {
+      const why = connectionError(e);
+      if (!why) failServer(server, 'did not answer', `${what}: ${describe(e)}`);
+      if (await endedWithin(server, 1000))
+        failServer(server, 'ended', `${howEnded(server)} (${what}: ${why})`);
+      if (attempt > 1)
+        failServer(server, 'failed a request twice', `${what}: ${why} (the server still running)`);
+      retries[server.name]++;
+      log(`${server.what} (pid ${server.pid}, still running): ${what}: ${why}; sending it once more`);
+    }
+  }
 }
 
 const SNAP_M = 50;
@@ -597,7 +717,8 @@ function point() {
   return q;
 }
 const trips = [];
-log('drawing the trips');
+phase = 'drawing the trips';
+log(phase);
 while (trips.length < TRIPS) {
   const a = point();
   const b = point();
@@ -707,7 +828,8 @@ const VARIANTS = [
 
 // ---- Routes.
 
-log(`planning ${trips.length} trips × ${VARIANTS.length} settings`);
+phase = `planning ${trips.length} trips × ${VARIANTS.length} settings`;
+log(phase);
 const planned = Object.fromEntries(VARIANTS.map((v) => [v.id, new Array(trips.length).fill(null)]));
 const unroutableExamples = Object.fromEntries(VARIANTS.map((v) => [v.id, []]));
 // Every trip whose route has a U-turn step, per setting: where and on what (for looking into them).
@@ -809,13 +931,17 @@ for (const [engineName, id] of Object.entries(SERVED)) {
   const reqs = servedTrips.map((t) => v.req(t));
   serving[engineName] = { setting: v.label, trips: reqs.length, runs: {} };
   for (const c of CONNECTIONS) {
-    log(`serving: ${engineName} at ${c} connection(s), ${DURATION} s`);
+    phase = `serving: ${engineName} at ${c} connection(s), ${DURATION} s`;
+    log(phase);
     const res = await autocannon({
       url: `http://127.0.0.1:${reqs[0].port}`,
       connections: c,
       duration: DURATION,
       requests: reqs.map((r) => ({ method: r.method, path: r.path, headers: r.headers, body: r.body })),
     });
+    // autocannon counts a connection that fails (and opens another); a server that ended has ended
+    // the run already (failServer).
+    if (res.errors) log(`${engineName} at ${c} connection(s): ${res.errors} connection errors`);
     const l = res.latency;
     serving[engineName].runs[c] = {
       requests_per_s: res.requests.average,
@@ -842,6 +968,7 @@ for (const [engineName, id] of Object.entries(SERVED)) {
     };
   }
 }
+phase = 'reading the servers’ memory';
 serving.quietway.server_peak_memory_bytes = peakOf(qwServer);
 serving.osrm.server_peak_memory_bytes = peakOf(osrmServer);
 serving.valhalla.server_peak_memory_bytes = peakOf(valhallaServer);
@@ -1023,6 +1150,8 @@ const result = {
   serving_duration_s: DURATION,
   preparation: prep,
   servers,
+  // Requests sent once more after a connection error, their server still running (ask).
+  retries,
   serving,
   routes,
   ratios,
@@ -1109,6 +1238,11 @@ function markdown(r) {
       `| ${name} | ${x.process} | ${s(x.startup_s)} | ${mb(x.rss_after_startup_bytes)} | ${mb(x.rss_after_serving_bytes)} | ${mb(x.peak_bytes)} |`,
     );
   }
+  const retried = Object.entries(r.retries ?? {}).filter(([, n]) => n > 0);
+  lines.push(
+    '',
+    `Requests sent once more after a connection error, the server still running: ${retried.length ? retried.map(([name, n]) => `${name} ${n}`).join(', ') : 'none'}`,
+  );
   lines.push(
     '',
     `**Serving** (autocannon, ${r.serving_duration_s} s per row; the same trips with steps and full geometry)`,
