@@ -11,7 +11,7 @@
 //! `scale-bench --graph FILE [--quick]`
 
 use quietway_engine::avoid::{Avoidance, Schedule, Severity};
-use quietway_engine::cch::INF_WEIGHT;
+use quietway_engine::cch::{CustomizedMetric, INF_WEIGHT};
 use quietway_engine::city::{ArcChange, City, Profile, RouteRequest};
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
@@ -43,6 +43,30 @@ fn status_bytes(key: &str) -> u64 {
         })
         .unwrap_or(0)
         * 1024
+}
+
+/// Times `count` queries with their paths between random pairs of `arcs` on `metric` (ns each).
+fn paths_ns(
+    city: &City,
+    q: &mut CchQuery,
+    metric: &CustomizedMetric,
+    arcs: &[u32],
+    rng: &mut Rng,
+    count: usize,
+) -> Vec<u64> {
+    (0..count)
+        .map(|_| {
+            let s = arcs[rng.below(arcs.len() as u64) as usize];
+            let z = arcs[rng.below(arcs.len() as u64) as usize];
+            let t = Instant::now();
+            q.reset()
+                .add_source(s, 0, &city.cch)
+                .add_target(z, 0, &city.cch)
+                .run(&city.cch, metric);
+            std::hint::black_box(q.arc_path(&city.cch, metric));
+            t.elapsed().as_nanos() as u64
+        })
+        .collect()
 }
 
 fn main() {
@@ -93,36 +117,20 @@ fn main() {
         .collect();
     let pairs = if quick { 500 } else { 3000 };
     let mut q = CchQuery::new(&city.cch);
-    let mut with_path = Vec::with_capacity(pairs);
-    for _ in 0..pairs {
-        let s = connected[rng.below(connected.len() as u64) as usize];
-        let z = connected[rng.below(connected.len() as u64) as usize];
-        let t = Instant::now();
-        q.reset()
-            .add_source(s, 0, &city.cch)
-            .add_target(z, 0, &city.cch)
-            .run(&city.cch, &metric);
-        let path = q.arc_path(&city.cch, &metric);
-        with_path.push(t.elapsed().as_nanos() as u64);
-        std::hint::black_box(path);
-    }
+    let with_path = paths_ns(&city, &mut q, &metric, &connected, &mut rng, pairs);
 
     // The first route of a metric not yet pruned searches the full hierarchy (as every route does
     // until the metric is in steady use), then the same metric pruned.
     let (unpruned_path, prune_s) = {
         let m = city.cch.customize_owned(metric.input_weights.to_vec());
-        let mut ns = vec![];
-        for _ in 0..if quick { 100 } else { 400 } {
-            let s = connected[rng.below(connected.len() as u64) as usize];
-            let z = connected[rng.below(connected.len() as u64) as usize];
-            let t = Instant::now();
-            q.reset()
-                .add_source(s, 0, &city.cch)
-                .add_target(z, 0, &city.cch)
-                .run(&city.cch, &m);
-            std::hint::black_box(q.arc_path(&city.cch, &m));
-            ns.push(t.elapsed().as_nanos() as u64);
-        }
+        let ns = paths_ns(
+            &city,
+            &mut q,
+            &m,
+            &connected,
+            &mut rng,
+            if quick { 100 } else { 400 },
+        );
         let t = Instant::now();
         m.prepare_queries(&city.cch);
         (summary(ns), t.elapsed().as_secs_f64())
