@@ -5,8 +5,7 @@
 //!
 //! `cargo run --release -p quietway-bench --bin engine-bench -- [--quick] [--out FILE]`
 
-use quietway_bench::{machine, manhattan_trips};
-use quietway_engine::avoid::{Avoidance, Schedule, Severity};
+use quietway_bench::{avoidance_live_ns, machine, manhattan_trips};
 use quietway_engine::cch::{Cch, INF_WEIGHT, Weight};
 use quietway_engine::city::{ArcChange, City};
 use quietway_engine::dijkstra::{Adjacency, Dijkstra};
@@ -395,29 +394,7 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         city.prepare_base_metrics();
     }
     // One avoidance (a street's arcs) added, then the first query that routes around it.
-    let mut avoid_live = vec![];
-    for (i, &(s, t)) in queries.iter().enumerate().take(20) {
-        let way = rng.below(g.way_count() as u64) as u32;
-        let arcs: Vec<u32> = (0..g.arc_count() as u32)
-            .filter(|&a| g.arc_way(a) == way)
-            .collect();
-        let start = Instant::now();
-        city.add_avoidance(Avoidance {
-            id: format!("bench-{i}"),
-            arcs,
-            severity: Severity::Closed,
-            schedule: Schedule::Always,
-        })
-        .unwrap();
-        let live = city.metric(MetricKind::SuperSafeDay, None);
-        q.reset()
-            .add_source(s, 0, &city.cch)
-            .add_target(t, 0, &city.cch)
-            .run(&city.cch, &live);
-        std::hint::black_box(q.distance());
-        avoid_live.push(start.elapsed().as_nanos() as u64);
-        city.remove_avoidance(&format!("bench-{i}"));
-    }
+    let avoid_live = avoidance_live_ns(&city, &mut q, &mut rng, &queries[..queries.len().min(20)]);
     // A whole directions request in the engine (what the HTTP benchmark's trips cost before the
     // server): snapping both ends, the route, guidance and the worded v2 route object as JSON, on
     // cycling trips in Manhattan 2.5–3.5 km apart.

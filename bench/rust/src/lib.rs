@@ -132,3 +132,39 @@ pub fn bench_args(name: &str) -> BenchArgs {
         out: PathBuf::from(arg("--out").unwrap_or_else(|| format!("bench/results/{name}.json"))),
     }
 }
+
+/// One avoidance live, per pair of routing nodes: a random street's arcs closed as an avoidance,
+/// then the first query between the pair on the metric in force, which routes around it (ns each).
+pub fn avoidance_live_ns(
+    city: &City,
+    q: &mut quietway_engine::query::CchQuery,
+    rng: &mut Rng,
+    pairs: &[(u32, u32)],
+) -> Vec<u64> {
+    use quietway_engine::avoid::{Avoidance, Schedule, Severity};
+    let g = &city.graph;
+    let mut ns = Vec::with_capacity(pairs.len());
+    for (i, &(s, t)) in pairs.iter().enumerate() {
+        let way = rng.below(g.way_count() as u64) as u32;
+        let arcs: Vec<u32> = (0..g.arc_count() as u32)
+            .filter(|&a| g.arc_way(a) == way)
+            .collect();
+        let start = std::time::Instant::now();
+        city.add_avoidance(Avoidance {
+            id: format!("bench-{i}"),
+            arcs,
+            severity: Severity::Closed,
+            schedule: Schedule::Always,
+        })
+        .unwrap();
+        let live = city.metric(quietway_engine::metric::MetricKind::SuperSafeDay, None);
+        q.reset()
+            .add_source(s, 0, &city.cch)
+            .add_target(t, 0, &city.cch)
+            .run(&city.cch, &live);
+        std::hint::black_box(q.distance());
+        ns.push(start.elapsed().as_nanos() as u64);
+        city.remove_avoidance(&format!("bench-{i}"));
+    }
+    ns
+}

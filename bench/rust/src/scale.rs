@@ -10,7 +10,7 @@
 //!
 //! `scale-bench --graph FILE [--quick]`
 
-use quietway_engine::avoid::{Avoidance, Schedule, Severity};
+use quietway_bench::avoidance_live_ns;
 use quietway_engine::cch::{CustomizedMetric, INF_WEIGHT};
 use quietway_engine::city::{ArcChange, City, Profile, RouteRequest};
 use quietway_engine::metric::MetricKind;
@@ -194,31 +194,15 @@ fn main() {
     }
 
     // One avoidance (a street's arcs) added, then the first query that routes around it.
-    let mut avoid_live = vec![];
-    for i in 0..if quick { 5 } else { 20 } {
-        let way = rng.below(g.way_count() as u64) as u32;
-        let arcs: Vec<u32> = (0..g.arc_count() as u32)
-            .filter(|&a| g.arc_way(a) == way)
-            .collect();
-        let s = connected[rng.below(connected.len() as u64) as usize];
-        let z = connected[rng.below(connected.len() as u64) as usize];
-        let start = Instant::now();
-        city.add_avoidance(Avoidance {
-            id: format!("bench-{i}"),
-            arcs,
-            severity: Severity::Closed,
-            schedule: Schedule::Always,
+    let avoid_pairs: Vec<(u32, u32)> = (0..if quick { 5 } else { 20 })
+        .map(|_| {
+            (
+                connected[rng.below(connected.len() as u64) as usize],
+                connected[rng.below(connected.len() as u64) as usize],
+            )
         })
-        .unwrap();
-        let live = city.metric(MetricKind::SuperSafeDay, None);
-        q.reset()
-            .add_source(s, 0, &city.cch)
-            .add_target(z, 0, &city.cch)
-            .run(&city.cch, &live);
-        std::hint::black_box(q.distance());
-        avoid_live.push(start.elapsed().as_nanos() as u64);
-        city.remove_avoidance(&format!("bench-{i}"));
-    }
+        .collect();
+    let avoid_live = avoidance_live_ns(&city, &mut q, &mut rng, &avoid_pairs);
 
     let out = json!({
         "graph": path.display().to_string(),
