@@ -241,7 +241,9 @@ fn an_arcs_tail_is_the_node_whose_upward_list_holds_it() {
 
 #[test]
 fn a_restricted_hierarchy_routes_as_the_full_one_on_the_arcs_it_may_use() {
-    for seed in seeds() {
+    // The last seed pruned a restriction with an arc of the full hierarchy's, left in the scratch
+    // map, taken for one it lacks.
+    for seed in seeds().into_iter().chain([1795832241407769981]) {
         eprintln!("restricted hierarchy seed {seed}");
         let mut rng = Rng(seed ^ 0x00a1_10ed);
         let (n, g, cch) = random_cch(&mut rng, 100, 300);
@@ -291,6 +293,20 @@ fn a_restricted_hierarchy_routes_as_the_full_one_on_the_arcs_it_may_use() {
             let on_full = cch.customize(&masked);
             for i in 0..40 {
                 if i == 20 {
+                    // Scratch maps as the full hierarchy's customization leaves them on these
+                    // threads: node z maps to an arc of the full hierarchy, whose index often
+                    // falls in the list of a node of the restriction that lacks (y, z).
+                    let fill = || {
+                        super::SCRATCH.with(|cell| {
+                            let mut pos = cell.borrow_mut();
+                            pos.resize(n, 0);
+                            for a in 0..cch.arc_count() {
+                                pos[cch.up_head[a] as usize] = a as u32;
+                            }
+                        })
+                    };
+                    fill();
+                    rayon::broadcast(|_| fill());
                     metric.prepare_queries(&sub);
                 }
                 let (s, t) = (rng.below(n as u64) as u32, rng.below(n as u64) as u32);

@@ -270,11 +270,9 @@ impl Cch {
                             if !via_fw && !via_bw {
                                 continue;
                             }
-                            let b = pos[self.up_head[xz] as usize] as usize;
-                            if b.wrapping_sub(s) >= e - s {
-                                // Not an arc of y (a restricted hierarchy's missing arc).
+                            let Some(b) = self.scratch_arc(&pos, s, e, self.up_head[xz]) else {
                                 continue;
-                            }
+                            };
                             // SAFETY: `b` is an arc of `y`, owned by this task; the kept indices
                             // are in bounds of their lists.
                             unsafe {
@@ -300,6 +298,17 @@ impl Cch {
                 })
             });
         (fw_unpack, bw_unpack)
+    }
+
+    /// Arc `(y, z)` of the node `y` whose upward arcs are `s..e`, through the scratch map `pos`
+    /// filled from them. A restricted hierarchy may lack it; `pos[z]` then holds what was written
+    /// there last, an arc of another node or of another hierarchy worked on this thread (walking's
+    /// beside cycling's, a full hierarchy beside its restriction), which can fall in `s..e`: the
+    /// arc's head is checked too.
+    #[inline(always)]
+    fn scratch_arc(&self, pos: &[u32], s: usize, e: usize, z: u32) -> Option<usize> {
+        let b = pos[z as usize] as usize;
+        (b.wrapping_sub(s) < e - s && self.up_head[b] == z).then_some(b)
     }
 
     fn perfect_subtree(&self, root: u32, raw: &RawPair) {
@@ -344,13 +353,13 @@ impl Cch {
                         let (xy, x) = (xy as usize, x as usize);
                         let xe = *self.up_first.get_unchecked(x + 1) as usize;
                         for xz in xy + 1..xe {
-                            let b = *pos.get_unchecked(*self.up_head.get_unchecked(xz) as usize)
-                                as usize;
                             // A restricted hierarchy may lack (y, z): every sum through it is
-                            // infinite then, and `pos` holds another node's arc.
-                            if b.wrapping_sub(s) >= e - s {
+                            // infinite then.
+                            let Some(b) =
+                                self.scratch_arc(&pos, s, e, *self.up_head.get_unchecked(xz))
+                            else {
                                 continue;
-                            }
+                            };
                             let (fb, bb) = (*raw.fw.add(b), *raw.bw.add(b));
                             let (fxy, bxy) = (*raw.fw.add(xy), *raw.bw.add(xy));
                             let (fxz, bxz) = (*raw.fw.add(xz), *raw.bw.add(xz));
