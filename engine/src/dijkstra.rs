@@ -88,7 +88,7 @@ impl Dijkstra {
     pub fn run(
         &mut self,
         adj: &Adjacency,
-        weights: &[Weight],
+        weights: &(impl std::ops::Index<usize, Output = Weight> + ?Sized),
         sources: &[(NodeId, Weight)],
         max_dist: Weight,
         mut stop: impl FnMut(NodeId, Weight) -> bool,

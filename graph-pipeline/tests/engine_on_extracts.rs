@@ -56,7 +56,7 @@ fn check_metric(city: &City, m: &CityMetric, rng: &mut Rng, label: &str, pairs: 
         let g = &city.graph;
         let (tails, heads) = quietway_engine::cch::both_ways(&g.edge_tail, &g.edge_head);
         whole = Cch::new(g.node_count(), &tails, &heads, &g.walking_order);
-        full = whole.customize(&m.arc_weights);
+        full = whole.customize(&m.arc_weights.to_vec());
         (&whole, &full, Some(metric))
     };
     cch.check_triangles(metric)
@@ -282,7 +282,8 @@ fn avoidances_change_cycling_metrics_only_and_match_dijkstra() {
     let after = city.metric(MetricKind::SuperSafeDay, Some(500));
     let base = model.weights(&city.graph, MetricKind::SuperSafeDay);
     assert_eq!(
-        after.arc_weights, base,
+        after.arc_weights.to_vec(),
+        base,
         "removing the avoidance restores the weights"
     );
 }
@@ -339,7 +340,7 @@ fn walking_routes_between_snapped_points_are_shortest() {
             .filter(|&&(arc, _)| w[arc as usize] < INF_WEIGHT)
             .map(|&(arc, f)| (g.arc_head(arc), part(w[arc as usize], 1.0 - f)))
             .collect();
-        let dist = reference(&city, &metric, w, &seeds);
+        let dist = reference(&city, &metric, &w.to_vec(), &seeds);
         let want = [(2 * b.edge, b.t), (2 * b.edge + 1, 1.0 - b.t)]
             .iter()
             .filter(|&&(arc, _)| w[arc as usize] < INF_WEIGHT)

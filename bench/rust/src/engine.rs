@@ -5,9 +5,9 @@
 //!
 //! `cargo run --release -p quietway-bench --bin engine-bench -- [--quick] [--out FILE]`
 
-use quietway_bench::{avoidance_live_ns, machine, manhattan_trips};
+use quietway_bench::{arcs_live_ns, avoidance_live_ns, machine, manhattan_trips};
 use quietway_engine::cch::{Cch, INF_WEIGHT, Weight};
-use quietway_engine::city::{ArcChange, City};
+use quietway_engine::city::City;
 use quietway_engine::dijkstra::{Adjacency, Dijkstra};
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
@@ -356,9 +356,8 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
     let mut partial = vec![];
     let mut partial_update_only = vec![];
     let mut spare = metric.hierarchy.clone();
-    let mut update_all = vec![];
-    for round in 0..20 {
-        // 100 turns (input arcs) of the hierarchy directly; 100 road segments through the city.
+    for _ in 0..20 {
+        // 100 turns (input arcs) of the hierarchy directly.
         let changes: Vec<(u32, Weight)> = (0..100)
             .map(|_| {
                 let a = rng.below(city.turns.turn_count() as u64) as u32;
@@ -375,24 +374,8 @@ fn bench_nyc(shared: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
         let t = Instant::now();
         city.cch.update(&mut spare, &changes);
         partial_update_only.push(t.elapsed().as_nanos() as u64);
-        let arcs: Vec<(u32, ArcChange)> = (0..100)
-            .map(|_| {
-                (
-                    rng.below(g.arc_count() as u64) as u32,
-                    if round % 2 == 0 {
-                        ArcChange::Factor(3.0)
-                    } else {
-                        ArcChange::Reset
-                    },
-                )
-            })
-            .collect();
-        let t = Instant::now();
-        city.update_arcs(&arcs).unwrap();
-        update_all.push(t.elapsed().as_nanos() as u64);
-        // As after an update in service: routes soon build the new metrics' pruned query graphs.
-        city.prepare_base_metrics();
     }
+    let update_all = arcs_live_ns(&city, &mut rng, 20, || city.prepare_base_metrics());
     // One avoidance (a street's arcs) added, then the first query that routes around it.
     let avoid_live = avoidance_live_ns(&city, &mut q, &mut rng, &queries[..queries.len().min(20)]);
     // A whole directions request in the engine (what the HTTP benchmark's trips cost before the

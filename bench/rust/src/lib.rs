@@ -133,6 +133,35 @@ pub fn bench_args(name: &str) -> BenchArgs {
     }
 }
 
+/// 100 random arcs changed live on every loaded cycling metric (accepted reports), in `rounds`
+/// rounds: an even round makes its arcs three times dearer, the next resets the same arcs (ns each).
+/// `after` runs after each round, untimed (benchmarks prune the new metrics, as routes soon do in
+/// service).
+pub fn arcs_live_ns(city: &City, rng: &mut Rng, rounds: usize, after: impl Fn()) -> Vec<u64> {
+    use quietway_engine::city::ArcChange;
+    let mut arcs: Vec<u32> = vec![];
+    (0..rounds)
+        .map(|round| {
+            if round % 2 == 0 {
+                arcs = (0..100)
+                    .map(|_| rng.below(city.graph.arc_count() as u64) as u32)
+                    .collect();
+            }
+            let change = if round % 2 == 0 {
+                ArcChange::Factor(3.0)
+            } else {
+                ArcChange::Reset
+            };
+            let changes: Vec<(u32, ArcChange)> = arcs.iter().map(|&a| (a, change)).collect();
+            let t = std::time::Instant::now();
+            city.update_arcs(&changes).unwrap();
+            let ns = t.elapsed().as_nanos() as u64;
+            after();
+            ns
+        })
+        .collect()
+}
+
 /// One avoidance live, per pair of routing nodes: a random street's arcs closed as an avoidance,
 /// then the first query between the pair on the metric in force, which routes around it (ns each).
 pub fn avoidance_live_ns(

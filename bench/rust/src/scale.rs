@@ -10,9 +10,9 @@
 //!
 //! `scale-bench --graph FILE [--quick]`
 
-use quietway_bench::avoidance_live_ns;
+use quietway_bench::{arcs_live_ns, avoidance_live_ns};
 use quietway_engine::cch::{CustomizedMetric, INF_WEIGHT};
-use quietway_engine::city::{ArcChange, City, Profile, RouteRequest};
+use quietway_engine::city::{City, Profile, RouteRequest};
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
 use quietway_engine::testing::Rng;
@@ -173,25 +173,9 @@ fn main() {
     }
 
     // 100 arcs changed and live on all six cycling metrics (accepted reports).
-    let mut update_all = vec![];
-    for round in 0..if quick { 4 } else { 12 } {
-        let arcs: Vec<(u32, ArcChange)> = (0..100)
-            .map(|_| {
-                (
-                    rng.below(g.arc_count() as u64) as u32,
-                    if round % 2 == 0 {
-                        ArcChange::Factor(3.0)
-                    } else {
-                        ArcChange::Reset
-                    },
-                )
-            })
-            .collect();
-        let t = Instant::now();
-        city.update_arcs(&arcs).unwrap();
-        update_all.push(t.elapsed().as_nanos() as u64);
-        city.prepare_base_metrics();
-    }
+    let update_all = arcs_live_ns(&city, &mut rng, if quick { 4 } else { 12 }, || {
+        city.prepare_base_metrics()
+    });
 
     // One avoidance (a street's arcs) added, then the first query that routes around it.
     let avoid_pairs: Vec<(u32, u32)> = (0..if quick { 5 } else { 20 })

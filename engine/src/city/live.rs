@@ -337,7 +337,7 @@ impl City {
         let mut arc_weights = old.arc_weights.clone();
         let mut junctions: Vec<NodeId> = more_junctions.to_vec();
         for &(a, w) in arc_updates {
-            arc_weights[a as usize] = w;
+            arc_weights.set(a as usize, w);
             junctions.push(g.arc_tail(a));
             junctions.push(g.arc_head(a));
         }

@@ -2,6 +2,7 @@
 //! and may run concurrently: metrics are immutable `Arc`s swapped under a briefly held lock, so
 //! queries never wait for a customization.
 
+use crate::cch::cow::CowVec;
 use crate::cch::query::CchQuery;
 use crate::cch::{Cch, CustomizedMetric, INF_WEIGHT, Weight, add};
 use crate::dijkstra::{Adjacency, Dijkstra};
@@ -106,7 +107,7 @@ pub enum ArcChange {
 /// themselves: see [`CityMetric::on_junctions`]).
 #[derive(Clone)]
 pub struct CityMetric {
-    pub arc_weights: Vec<Weight>,
+    pub arc_weights: CowVec<Weight>,
     pub hierarchy: CustomizedMetric,
     /// The hierarchy `hierarchy` is customized on: the cycling one ([`City::cch`]) for cycling
     /// metrics; for walking, whose metric keeps only its pruned query graph, the nodes alone
@@ -522,7 +523,7 @@ fn walking_metric(g: &CityGraph, walking: &Cch, model: &WeightingModel) -> CityM
         .collect();
     let hierarchy = walking.customize(&arc_weights).query_only(walking);
     CityMetric {
-        arc_weights,
+        arc_weights: CowVec::from_vec(arc_weights),
         hierarchy,
         cch: Arc::new(walking.lean()),
         on_junctions: true,
@@ -562,7 +563,7 @@ fn customize_all(
             // metric no request asks for holds no query graph (docs/engine.md, "At city size").
             let hierarchy = cch.customize_owned(turn_weights);
             Some(Arc::new(CityMetric {
-                arc_weights,
+                arc_weights: CowVec::from_vec(arc_weights),
                 hierarchy,
                 cch: cch.clone(),
                 on_junctions: false,

@@ -942,7 +942,7 @@ fn searched_leg(mut pieces: Vec<ArcPiece>, weight: Weight, snap_extra: Weight) -
 /// A leg that starts and ends on the same arc, the end ahead, ridden directly, when it costs no
 /// more than `best` (the search's): the leg and the candidates it starts and ends at.
 fn direct_leg(
-    aw: &[Weight],
+    aw: &CowVec<Weight>,
     starts: &[LegStart],
     ends: &[LegEnd],
     mut best: Weight,

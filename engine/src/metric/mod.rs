@@ -425,7 +425,7 @@ impl WeightingModel {
         turns: &TurnGraph,
         v: NodeId,
         kind: MetricKind,
-        arc_w: &[Weight],
+        arc_w: &(impl std::ops::Index<usize, Output = Weight> + ?Sized),
         out: &mut [Weight],
     ) {
         let range = turns.turns_at(v);
