@@ -208,6 +208,10 @@ fn run() -> Result<(), String> {
     );
     graph.walking_order = walking_order;
     graph.cycling_order = cycling_order;
+    // The cycling hierarchy is stored too, so that the server need not build it at every start.
+    progress.phase("building the cycling hierarchy", 0);
+    drop(turns); // built again there, from the graph alone
+    quietway_engine::city::store_cycling_hierarchy(&mut graph);
 
     progress.phase("writing the graph", 0);
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;

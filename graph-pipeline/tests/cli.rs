@@ -265,3 +265,76 @@ fn a_custom_cities_file_needs_no_sample_extracts() {
     assert!(!ok);
     assert_clean_failure(&err, "--boundary");
 }
+
+/// The graph the pipeline writes carries the cycling hierarchy: a load reads it rather than
+/// building it, and routes exactly as a load that builds it; a file whose stored hierarchy is
+/// damaged loads by building it.
+#[test]
+fn the_stored_cycling_hierarchy_routes_as_one_built_at_load() {
+    use quietway_engine::city::{City, Profile, RouteRequest};
+    let d = tmp("stored-hierarchy");
+    let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
+    let (ok, out, err) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        soho.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}{err}");
+    let (graph, version) = quietway_engine::format::read_file(&d.join("nyc.qwg")).unwrap();
+    assert!(!graph.cycling_cch_up_head.is_empty() && graph.cycling_cch_usable.len() == 1);
+    let phase = |c: &City| -> String {
+        c.load_phases
+            .iter()
+            .map(|(p, _)| *p)
+            .find(|p| p.contains("cycling hierarchy,"))
+            .unwrap()
+            .to_string()
+    };
+    let mut without = graph.clone();
+    without.cycling_cch_usable.clear();
+    let mut damaged = graph.clone();
+    if let Some(h) = damaged.cycling_cch_up_head.last_mut() {
+        *h = 0;
+    }
+    let stored = City::from_graph(graph, version.clone(), None).unwrap();
+    let built = City::from_graph(without, version.clone(), None).unwrap();
+    let mended = City::from_graph(damaged, version, None).unwrap();
+    assert!(phase(&stored).contains("read from the file"));
+    assert!(phase(&built).contains("built"));
+    assert!(phase(&mended).contains("built"));
+    assert_eq!(stored.cch.up_head, built.cch.up_head);
+    assert_eq!(stored.cch.input_cch_arc, built.cch.input_cch_arc);
+    // Trips across the extract's box, corner to corner and side to side.
+    let g = &stored.graph;
+    let deg = |v: &[i32], max: bool| {
+        let x = if max { v.iter().max() } else { v.iter().min() };
+        *x.unwrap() as f64 / 1e7
+    };
+    let (w, e) = (deg(&g.node_lon, false), deg(&g.node_lon, true));
+    let (s, n) = (deg(&g.node_lat, false), deg(&g.node_lat, true));
+    let at = |fx: f64, fy: f64| [w + (e - w) * fx, s + (n - s) * fy];
+    for (i, supersafe) in [(0, false), (1, true), (2, false), (3, true)] {
+        let f = 0.2 + 0.1 * i as f64;
+        let req = RouteRequest {
+            waypoints: vec![at(f, 0.2), at(1.0 - f, 0.8)],
+            profile: Profile::Cycling,
+            supersafe,
+            night: false,
+            bearing: None,
+            departure: None,
+        };
+        let a = stored.route(&req).unwrap().expect("a route");
+        let b = built.route(&req).unwrap().expect("a route");
+        let pieces = |r: &quietway_engine::city::Route| {
+            r.legs
+                .iter()
+                .flat_map(|l| l.pieces.iter().map(|p| p.arc))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(pieces(&a), pieces(&b));
+        assert_eq!(a.legs[0].weight, b.legs[0].weight);
+    }
+}

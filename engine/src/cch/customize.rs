@@ -832,7 +832,7 @@ const UPWARD_BIT: u32 = 1 << 31;
 /// arc took 24 bytes an arc before any input, about 63 MB on New York, which the memory report did
 /// not count.) Each entry carries whether its input arc runs upward, so seeding an arc reads its
 /// inputs' weights and nothing else at their scattered ids.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct InputsByArc {
     first: Vec<u32>,
     inputs: Vec<u32>,

@@ -380,3 +380,64 @@ fn elimination_tree_without_completion_matches_the_chordal_one() {
         }
     }
 }
+
+/// A restricted hierarchy made again from the parts a graph file stores is the same hierarchy, in
+/// every array; parts that do not fit together are refused.
+#[test]
+fn a_stored_restricted_hierarchy_reads_back_as_built() {
+    for seed in seeds() {
+        let mut rng = Rng(seed ^ 0x0057_07ed);
+        let (_, g, cch) = random_cch(&mut rng, 50, 300);
+        let usable: Vec<bool> = (0..g.weights.len()).map(|_| rng.below(5) < 3).collect();
+        let sub = cch.restricted(&usable);
+        let (tails, heads) = crate::cch::both_ways(&g.tails, &g.heads);
+        let back = Cch::from_stored(sub.stored_parts(), &tails, &heads, &usable).unwrap();
+        assert_eq!(back.order, sub.order, "seed {seed}");
+        assert_eq!(back.rank, sub.rank, "seed {seed}");
+        assert_eq!(back.up_first, sub.up_first, "seed {seed}");
+        assert_eq!(back.up_head, sub.up_head, "seed {seed}");
+        assert_eq!(back.etree_parent, sub.etree_parent, "seed {seed}");
+        assert_eq!(
+            (&back.down_first, &back.down_arc, &back.down_tail),
+            (&sub.down_first, &sub.down_arc, &sub.down_tail),
+            "seed {seed}"
+        );
+        assert_eq!(back.triangles, sub.triangles, "seed {seed}");
+        assert_eq!(back.input_cch_arc, sub.input_cch_arc, "seed {seed}");
+        // (An input arc no metric may use has no arc, and its direction is not read.)
+        for (i, &u) in usable.iter().enumerate() {
+            if u {
+                assert_eq!(back.input_upward[i], sub.input_upward[i], "seed {seed}");
+            }
+        }
+        assert_eq!(back.subtree_size, sub.subtree_size, "seed {seed}");
+        assert_eq!(
+            (&back.child_first, &back.child),
+            (&sub.child_first, &sub.child)
+        );
+        assert_eq!(back.roots, sub.roots, "seed {seed}");
+        assert!(back.is_restricted());
+        for a in 0..sub.arc_count() {
+            assert!(
+                back.inputs_of.of(a).eq(sub.inputs_of.of(a)),
+                "seed {seed} arc {a}"
+            );
+        }
+        let m = back.customize(&g.weights);
+        assert_eq!(m.fw, sub.customize(&g.weights).fw, "seed {seed}");
+
+        let parts = sub.stored_parts();
+        let mut bad = parts.clone();
+        if let Some(h) = bad.up_head.last_mut() {
+            *h = 0;
+            assert!(Cch::from_stored(bad, &tails, &heads, &usable).is_err());
+        }
+        let mut bad = parts.clone();
+        bad.up_first.pop();
+        assert!(Cch::from_stored(bad, &tails, &heads, &usable).is_err());
+        let mut bad = parts;
+        bad.order.swap(0, 1);
+        bad.order[0] = bad.order[1];
+        assert!(Cch::from_stored(bad, &tails, &heads, &usable).is_err());
+    }
+}

@@ -270,10 +270,25 @@ impl City {
         let arc_changes = HashMap::new();
         let turn_bans = std::collections::HashSet::new();
         // Walking's side (its hierarchy and metric, the adjacency, snapping index and walking's
-        // well-connected parts) is built beside the cycling hierarchy: neither needs the other,
-        // and the cycling hierarchy's chordal completion runs on one thread.
+        // well-connected parts) is built beside the cycling side (its hierarchy, stored or built,
+        // and the metrics loaded with the city): neither needs the other, and the cycling
+        // hierarchy's chordal completion runs on one thread when it is built.
+        // The stored hierarchy leaves the graph: the city keeps the one made of it.
+        let stored = (!graph.cycling_cch_usable.is_empty()).then(|| {
+            let parts = crate::cch::StoredHierarchy {
+                order: std::mem::take(&mut graph.cycling_cch_order),
+                up_first: std::mem::take(&mut graph.cycling_cch_up_first),
+                up_head: std::mem::take(&mut graph.cycling_cch_up_head),
+                parent: std::mem::take(&mut graph.cycling_cch_parent),
+            };
+            (parts, std::mem::take(&mut graph.cycling_cch_usable))
+        });
         let g = &graph;
-        let (walking_side, (cch, cycling_steps)) = rayon::join(
+        let cycling: Vec<MetricKind> = LOADED_METRICS
+            .into_iter()
+            .filter(|k| k.is_cycling())
+            .collect();
+        let (walking_side, (cch, mut base, cycling_steps)) = rayon::join(
             || {
                 let start = std::time::Instant::now();
                 let walking = walking_metric(g, &walking_hierarchy(g), &model);
@@ -287,44 +302,33 @@ impl City {
             },
             || {
                 let start = std::time::Instant::now();
-                let full = Cch::on_inputs(
-                    turns.node_count(),
-                    &turns.turn_from,
-                    &turns.turn_to,
-                    &g.cycling_order,
-                    &usable,
-                );
+                let (cch, how) = cycling_hierarchy(g, &turns, &usable, stored);
+                let cch = Arc::new(cch);
                 let built = start.elapsed().as_secs_f64();
-                let cch = Arc::new(full.restricted(&usable));
-                (cch, [built, start.elapsed().as_secs_f64() - built])
+                let base =
+                    customize_all(g, &turns, &cch, &model, &arc_changes, &turn_bans, &cycling);
+                let steps = [
+                    (how, built),
+                    (
+                        "  of which cycling metrics customized",
+                        start.elapsed().as_secs_f64() - built,
+                    ),
+                ];
+                (cch, base, steps)
             },
         );
         let (walking, adjacency, snap_index, way_arcs, walking_connected, walking_s) = walking_side;
-        phases.end("hierarchies");
+        phases.end("hierarchies and the cycling metrics");
         phases.done.extend([
-            ("  of which cycling hierarchy", cycling_steps[0]),
-            ("  of which cycling hierarchy restricted", cycling_steps[1]),
+            cycling_steps[0],
+            cycling_steps[1],
             (
                 "  of which, beside them, walking's hierarchy and metric, snapping index",
                 walking_s,
             ),
         ]);
-        let cycling: Vec<MetricKind> = LOADED_METRICS
-            .into_iter()
-            .filter(|k| k.is_cycling())
-            .collect();
-        let mut base = customize_all(
-            &graph,
-            &turns,
-            &cch,
-            &model,
-            &arc_changes,
-            &turn_bans,
-            &cycling,
-        );
         debug_assert!(LOADED_METRICS.contains(&MetricKind::Walking));
         base[MetricKind::Walking as usize] = Some(Arc::new(walking));
-        phases.end("cycling metrics customized");
         let direct = base[MetricKind::DirectDay as usize]
             .as_ref()
             .expect("loaded with the city");
@@ -504,6 +508,60 @@ fn changed_weight(
         }
         _ => w,
     }
+}
+
+/// The cycling hierarchy ([`City::cch`]) built from the graph's cycling order: on the turns a
+/// bicycle may use, restricted to the arcs that can be finite.
+pub fn build_cycling_hierarchy(g: &CityGraph, turns: &TurnGraph, usable: &[bool]) -> Cch {
+    Cch::on_inputs(
+        turns.node_count(),
+        &turns.turn_from,
+        &turns.turn_to,
+        &g.cycling_order,
+        usable,
+    )
+    .into_restricted(usable)
+}
+
+/// Stores the cycling hierarchy in the graph (see [`CityGraph::cycling_cch_order`]), built from
+/// its cycling order: the pipeline does this once so that every load reads it.
+pub fn store_cycling_hierarchy(g: &mut CityGraph) {
+    // The pipeline's earlier steps leave much memory freed but held by the allocator, and the
+    // hierarchy's large arrays are mapped afresh rather than taken from it: given back first, the
+    // build of the 4 × 4 tiling peaks at less than the hierarchy alone would add.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    let turns = TurnGraph::new(g, &crate::graph::turns::stored_restrictions(g));
+    let usable = crate::metric::cycling_can_use(g, &turns);
+    let parts = build_cycling_hierarchy(g, &turns, &usable).stored_parts();
+    g.cycling_cch_order = parts.order;
+    g.cycling_cch_up_first = parts.up_first;
+    g.cycling_cch_up_head = parts.up_head;
+    g.cycling_cch_parent = parts.parent;
+    g.cycling_cch_usable = vec![crate::cch::usable_fingerprint(&usable)];
+}
+
+/// The graph's stored cycling hierarchy if it has one for these usable turns, else one built, with
+/// the load phase that says which.
+fn cycling_hierarchy(
+    g: &CityGraph,
+    turns: &TurnGraph,
+    usable: &[bool],
+    stored: Option<(crate::cch::StoredHierarchy, Vec<u64>)>,
+) -> (Cch, &'static str) {
+    if let Some((parts, fingerprint)) = stored
+        && fingerprint == [crate::cch::usable_fingerprint(usable)]
+        && let Ok(cch) = Cch::from_stored(parts, &turns.turn_from, &turns.turn_to, usable)
+    {
+        return (cch, "  of which cycling hierarchy, read from the file");
+    }
+    (
+        build_cycling_hierarchy(g, turns, usable),
+        "  of which cycling hierarchy, built",
+    )
 }
 
 /// Walking's hierarchy: the junctions in the graph's `walking_order`, its input arcs the graph's

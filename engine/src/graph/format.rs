@@ -117,6 +117,10 @@ pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
     for (name, order) in [
         ("cycling_order", &g.cycling_order),
         ("walking_order", &g.walking_order),
+        ("cycling_cch_order", &g.cycling_cch_order),
+        ("cycling_cch_up_first", &g.cycling_cch_up_first),
+        ("cycling_cch_up_head", &g.cycling_cch_up_head),
+        ("cycling_cch_parent", &g.cycling_cch_parent),
     ] {
         if !order.is_empty() {
             sections.push(Section {
@@ -126,6 +130,14 @@ pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
                 bytes: bytemuck::cast_slice::<u32, u8>(order),
             });
         }
+    }
+    if !g.cycling_cch_usable.is_empty() {
+        sections.push(Section {
+            name: "cycling_cch_usable",
+            elem_size: 8,
+            count: g.cycling_cch_usable.len() as u64,
+            bytes: bytemuck::cast_slice::<u64, u8>(&g.cycling_cch_usable),
+        });
     }
 
     let table_end = HEADER_LEN + ENTRY_LEN * sections.len();
@@ -256,6 +268,13 @@ pub fn from_bytes(b: &[u8]) -> Result<(CityGraph, String), FormatError> {
     }
     if table.contains_key("walking_order") {
         g.walking_order = copy_vec::<u32>(section("walking_order", 4)?);
+    }
+    if table.contains_key("cycling_cch_usable") {
+        g.cycling_cch_order = copy_vec::<u32>(section("cycling_cch_order", 4)?);
+        g.cycling_cch_up_first = copy_vec::<u32>(section("cycling_cch_up_first", 4)?);
+        g.cycling_cch_up_head = copy_vec::<u32>(section("cycling_cch_up_head", 4)?);
+        g.cycling_cch_parent = copy_vec::<u32>(section("cycling_cch_parent", 4)?);
+        g.cycling_cch_usable = copy_vec::<u64>(section("cycling_cch_usable", 8)?);
     }
     g.validate()
         .map_err(|e| FormatError::Invalid(format!("graph file is inconsistent: {e}")))?;
