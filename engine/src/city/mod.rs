@@ -256,23 +256,18 @@ impl City {
         if graph.city.is_none() {
             return Err("graph has no city section".into());
         }
-        let turns = TurnGraph::new(&graph, &crate::graph::turns::stored_restrictions(&graph));
         if graph.walking_order.len() != graph.node_count() {
             graph.walking_order = crate::cch::order::nested_dissection_order(&graph);
         }
-        phases.end("turn model");
         let model = model.unwrap_or_default();
         model.validate()?;
-        let usable = crate::metric::cycling_can_use(&graph, &turns);
-        if graph.cycling_order.len() != turns.node_count() {
-            graph.cycling_order = crate::cch::order::cycling_order(&turns, &graph, &usable);
-        }
         let arc_changes = HashMap::new();
         let turn_bans = std::collections::HashSet::new();
         // Walking's side (its hierarchy and metric, the adjacency, snapping index and walking's
-        // well-connected parts) is built beside the cycling side (its hierarchy, stored or built,
-        // and the metrics loaded with the city): neither needs the other, and the cycling
-        // hierarchy's chordal completion runs on one thread when it is built.
+        // well-connected parts) is built beside the cycling side (the turn model, the cycling
+        // hierarchy, stored or built, and the metrics loaded with the city): neither needs the
+        // other, and the cycling hierarchy's chordal completion runs on one thread when it is
+        // built.
         // The stored hierarchy leaves the graph: the city keeps the one made of it.
         let stored = (!graph.cycling_cch_usable.is_empty()).then(|| {
             let parts = crate::cch::StoredHierarchy {
@@ -288,7 +283,7 @@ impl City {
             .into_iter()
             .filter(|k| k.is_cycling())
             .collect();
-        let (walking_side, (cch, mut base, cycling_steps)) = rayon::join(
+        let (walking_side, (turns, order, cch, mut base, cycling_steps)) = rayon::join(
             || {
                 let start = std::time::Instant::now();
                 let walking = walking_metric(g, &walking_hierarchy(g), &model);
@@ -302,26 +297,38 @@ impl City {
             },
             || {
                 let start = std::time::Instant::now();
-                let (cch, how) = cycling_hierarchy(g, &turns, &usable, stored);
+                let turns = TurnGraph::new(g, &crate::graph::turns::stored_restrictions(g));
+                let usable = crate::metric::cycling_can_use(g, &turns);
+                let model_s = start.elapsed().as_secs_f64();
+                // A graph file from before the cycling order is ordered now.
+                let order = (g.cycling_order.len() != turns.node_count())
+                    .then(|| crate::cch::order::cycling_order(&turns, g, &usable));
+                let cycling_order = order.as_deref().unwrap_or(&g.cycling_order);
+                let (cch, how) = cycling_hierarchy(cycling_order, &turns, &usable, stored);
                 let cch = Arc::new(cch);
                 let built = start.elapsed().as_secs_f64();
                 let base =
                     customize_all(g, &turns, &cch, &model, &arc_changes, &turn_bans, &cycling);
                 let steps = [
-                    (how, built),
+                    ("  of which turn model", model_s),
+                    (how, built - model_s),
                     (
                         "  of which cycling metrics customized",
                         start.elapsed().as_secs_f64() - built,
                     ),
                 ];
-                (cch, base, steps)
+                (turns, order, cch, base, steps)
             },
         );
         let (walking, adjacency, snap_index, way_arcs, walking_connected, walking_s) = walking_side;
-        phases.end("hierarchies and the cycling metrics");
+        if let Some(order) = order {
+            graph.cycling_order = order;
+        }
+        phases.end("turn model, hierarchies and the cycling metrics");
         phases.done.extend([
             cycling_steps[0],
             cycling_steps[1],
+            cycling_steps[2],
             (
                 "  of which, beside them, walking's hierarchy and metric, snapping index",
                 walking_s,
@@ -512,12 +519,12 @@ fn changed_weight(
 
 /// The cycling hierarchy ([`City::cch`]) built from the graph's cycling order: on the turns a
 /// bicycle may use, restricted to the arcs that can be finite.
-pub fn build_cycling_hierarchy(g: &CityGraph, turns: &TurnGraph, usable: &[bool]) -> Cch {
+pub fn build_cycling_hierarchy(order: &[NodeId], turns: &TurnGraph, usable: &[bool]) -> Cch {
     Cch::on_inputs(
         turns.node_count(),
         &turns.turn_from,
         &turns.turn_to,
-        &g.cycling_order,
+        order,
         usable,
     )
     .into_restricted(usable)
@@ -536,7 +543,7 @@ pub fn store_cycling_hierarchy(g: &mut CityGraph) {
     }
     let turns = TurnGraph::new(g, &crate::graph::turns::stored_restrictions(g));
     let usable = crate::metric::cycling_can_use(g, &turns);
-    let parts = build_cycling_hierarchy(g, &turns, &usable).stored_parts();
+    let parts = build_cycling_hierarchy(&g.cycling_order, &turns, &usable).stored_parts();
     g.cycling_cch_order = parts.order;
     g.cycling_cch_up_first = parts.up_first;
     g.cycling_cch_up_head = parts.up_head;
@@ -547,7 +554,7 @@ pub fn store_cycling_hierarchy(g: &mut CityGraph) {
 /// The graph's stored cycling hierarchy if it has one for these usable turns, else one built, with
 /// the load phase that says which.
 fn cycling_hierarchy(
-    g: &CityGraph,
+    order: &[NodeId],
     turns: &TurnGraph,
     usable: &[bool],
     stored: Option<(crate::cch::StoredHierarchy, Vec<u64>)>,
@@ -559,7 +566,7 @@ fn cycling_hierarchy(
         return (cch, "  of which cycling hierarchy, read from the file");
     }
     (
-        build_cycling_hierarchy(g, turns, usable),
+        build_cycling_hierarchy(order, turns, usable),
         "  of which cycling hierarchy, built",
     )
 }
