@@ -22,7 +22,8 @@ pub const CITY_EXTRACTS: [(&str, &str); 3] = [
 ];
 
 /// A city routed from one OSM extract of `shared/osm`, built as the pipeline builds it (without
-/// elevation), with the nested-dissection order, its base metrics pruned.
+/// elevation), with the nested-dissection order, its base metrics pruned. `QUIETWAY_WEIGHTING`
+/// names a weighting model (JSON) to measure instead of the embedded one.
 pub fn build_city(shared: &Path, city_id: &str, file: &str, name: &str) -> City {
     let cities = load_cities(None).expect("city configuration");
     let cfg = cities[city_id].clone();
@@ -37,7 +38,11 @@ pub fn build_city(shared: &Path, city_id: &str, file: &str, name: &str) -> City 
         min_component_nodes: 25,
     };
     let (graph, _) = build(&input, &Progress::new(true)).expect("graph build");
-    let city = City::from_graph(graph, name.into(), None).expect("graph");
+    let model = std::env::var_os("QUIETWAY_WEIGHTING").map(|f| {
+        let json = std::fs::read_to_string(&f).expect("weighting model file");
+        quietway_engine::metric::WeightingModel::from_json(&json).expect("weighting model")
+    });
+    let city = City::from_graph(graph, name.into(), model).expect("graph");
     // Routes as in steady use: every base metric pruned (a fresh city prunes a metric once routes
     // use it), so results do not depend on when a background pruning finishes.
     city.prepare_base_metrics();
@@ -135,17 +140,38 @@ pub const MAX_DURATION_RATIO_MEDIAN: f64 = 1.3;
 pub struct PushTally {
     pub direct: RideFigures,
     pub supersafe: RideFigures,
-    /// SuperSafe trips pushing more than `HEAVY_PUSH_SHARE` of their length.
+    /// SuperSafe trips pushing more than `HEAVY_PUSH_SHARE` of their length, and how many of them
+    /// Direct pushes as much of (most start or end inside a pedestrian precinct or a park).
     pub heavy_push_trips: usize,
+    pub heavy_push_trips_direct_too: usize,
+    /// The heavy-push trips: ends and both settings' figures.
+    pub heavy_push_examples: Vec<Value>,
     /// SuperSafe's duration over Direct's, per trip.
     pub duration_ratios: Vec<f64>,
 }
 
 impl PushTally {
-    pub fn add(&mut self, direct: &RideFigures, supersafe: &RideFigures) {
+    pub fn add(
+        &mut self,
+        ends: ([f64; 2], [f64; 2]),
+        direct: &RideFigures,
+        supersafe: &RideFigures,
+    ) {
         self.direct.add(direct);
         self.supersafe.add(supersafe);
-        self.heavy_push_trips += usize::from(supersafe.pushed_share() > HEAVY_PUSH_SHARE);
+        if supersafe.pushed_share() > HEAVY_PUSH_SHARE {
+            self.heavy_push_trips += 1;
+            self.heavy_push_trips_direct_too +=
+                usize::from(direct.pushed_share() > HEAVY_PUSH_SHARE);
+            let f = |f: &RideFigures| {
+                json!({ "length_m": f.length_m.round(), "pushed_m": f.pushed_m.round(),
+                    "pushed_beside_busy_m": f.pushed_beside_busy_m.round(), "busy_m": f.busy_m.round(),
+                    "duration_s": f.duration_s.round() })
+            };
+            self.heavy_push_examples.push(
+                json!({ "from": ends.0, "to": ends.1, "direct": f(direct), "supersafe": f(supersafe) }),
+            );
+        }
         self.duration_ratios
             .push(supersafe.duration_s / direct.duration_s.max(1e-9));
     }
@@ -176,6 +202,8 @@ impl PushTally {
             "direct": side(d), "supersafe": side(s),
             "busy_cut": cut_all, "busy_cut_over_ridden": cut_ridden,
             "heavy_push_trips": self.heavy_push_trips, "heavy_push_trip_share": heavy,
+            "heavy_push_trips_direct_too": self.heavy_push_trips_direct_too,
+            "heavy_push_examples": self.heavy_push_examples,
             "duration_ratio": {
                 "median": median,
                 "p90": if r.is_empty() { f64::NAN } else { quantile(&r, 0.9) },
@@ -207,7 +235,7 @@ impl PushTally {
             }
         };
         format!(
-            "| {extract} | {:.1} / {:.1} ({:.1} %) | {:.1} / {:.1} ({:.1} %, ≤ {:.1} %{}) | {:.1} / {:.1} | {} of {} ({:.1} %{}) | {:.2}{} / {:.2} / {:.2} | {:.0} % | {:.0} % |",
+            "| {extract} | {:.1} / {:.1} ({:.1} %) | {:.1} / {:.1} ({:.1} %, ≤ {:.1} %{}) | {:.1} / {:.1} | {} of {} ({:.1} %{}; Direct too: {}) | {:.2}{} / {:.2} / {:.2} | {:.0} % | {:.0} % |",
             f("/direct/ridden_km"),
             f("/direct/pushed_km"),
             100.0 * f("/direct/pushed_share"),
@@ -222,6 +250,7 @@ impl PushTally {
             self.duration_ratios.len(),
             100.0 * f("/heavy_push_trip_share"),
             ok("heavy_push_trips"),
+            self.heavy_push_trips_direct_too,
             f("/duration_ratio/median"),
             ok("duration_ratio_median"),
             f("/duration_ratio/p90"),

@@ -322,7 +322,7 @@ fn bench_city(shared: &Path, city_id: &str, file: &str) -> Value {
         ratio_direct.push(r);
         ratio_crow.push(s.length_m / crow_m(s.from, s.to));
         walk_crow.push(w.length_m / crow_m(w.from, w.to));
-        tally.add(&d.figures, &s.figures);
+        tally.add((a, b), &d.figures, &s.figures);
         if std::env::var_os("QUIETWAY_DUMP_UTURNS").is_some() {
             dump_uturns(a, b, &d, Mode::Direct);
             dump_uturns(a, b, &s, Mode::SuperSafe);

@@ -5,7 +5,8 @@
 //! over all metres and over the metres ridden (a stretch walked beside a busy road is no quiet
 //! riding), at most 20 % extra length on the median trip, and no trip with more than 50 m of busy
 //! road beyond Direct's. Pushed metres (the bike walked) are reported apart, with the pushing goals
-//! of `quietway_bench::PushTally` (SuperSafe's pushed share and its duration against Direct's).
+//! of `quietway_bench::PushTally` (SuperSafe's pushed share and its duration against Direct's),
+//! which route-quality-bench holds its trips to.
 //!
 //! The figures depend only on the data and the weighting model, not on the machine: the same run
 //! gives the same numbers anywhere. Prints a table and writes `bench/results/safety.json`.
@@ -61,7 +62,7 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
         if fd.length_m < MIN_TRIP_M {
             continue;
         }
-        tally.add(&fd, &fs);
+        tally.add((a, b), &fd, &fs);
         let (busy_d, busy_s) = (fd.busy_m, fs.busy_m);
         extra.push(fs.length_m / fd.length_m - 1.0);
         if busy_s - busy_d > most_extra_busy {
@@ -78,17 +79,13 @@ fn bench_city(shared: &Path, city_id: &str, file: &str, trips: usize) -> Value {
     extra.sort_by(f64::total_cmp);
     let pct = |q: f64| extra[((extra.len() - 1) as f64 * q).round() as usize];
     let (fewer, fewer_over_ridden) = busy_cuts(&tally.direct, &tally.supersafe);
+    // The pushing goals are route-quality-bench's (its trips, snapped near a way); here they are
+    // reported on this benchmark's trips.
     let pushing = tally.json();
-    let pushing_met = pushing["checks"]
-        .as_object()
-        .unwrap()
-        .values()
-        .all(|v| v.as_bool() == Some(true));
     let met = fewer >= MIN_FEWER_BUSY
         && fewer_over_ridden >= MIN_FEWER_BUSY
         && pct(0.5) <= MAX_MEDIAN_EXTRA
-        && worse.is_empty()
-        && pushing_met;
+        && worse.is_empty();
     let row = tally.row(file);
     json!({
         "extract": file, "city": city_id, "trips": extra.len(),
