@@ -652,3 +652,54 @@ pub fn cycling_can_use(g: &CityGraph, turns: &TurnGraph) -> Vec<bool> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod detour_budget_tests {
+    use super::*;
+
+    fn leg(length_m: f64, duration_s: f64, pushed_m: f64) -> LegCost {
+        LegCost {
+            length_m,
+            duration_s,
+            pushed_m,
+        }
+    }
+
+    #[test]
+    fn a_leg_as_long_as_directs_that_walks_is_over_budget_by_its_time_and_its_walk() {
+        let b = WeightingModel::default().supersafe_detour;
+        // Direct: 2 km ridden in 480 s.
+        let direct = leg(2000.0, 480.0, 0.0);
+        // The same length with 150 m walked: 108 s on foot instead of 36 s ridden.
+        assert!(b.within(leg(2000.0, 552.0, 150.0), direct));
+        // With 800 m walked: 1.6 times Direct's time, and 800 m more walking than the budget's 200.
+        assert!(!b.within(leg(2000.0, 768.0, 800.0), direct));
+        // Within time, yet walking 300 m more than Direct.
+        assert!(!b.within(leg(2000.0, 600.0, 300.0), direct));
+        // On a short trip the time allowance is Direct's plus 36 s.
+        let short = leg(300.0, 72.0, 0.0);
+        assert!(b.within(leg(300.0, 100.0, 40.0), short));
+        assert!(!b.within(leg(300.0, 120.0, 100.0), short));
+        // The gentler weighting's bound: 1.6 times in length and in time.
+        assert!(b.within_max(leg(3000.0, 760.0, 0.0), direct));
+        assert!(!b.within_max(leg(2000.0, 800.0, 0.0), direct));
+    }
+
+    #[test]
+    fn the_model_refuses_a_negative_time_allowance() {
+        let mut m = WeightingModel::default();
+        m.supersafe_detour.extra_s = -1.0;
+        assert!(m.validate().is_err());
+        let mut m = WeightingModel::default();
+        m.supersafe_detour.extra_pushed_share = -0.1;
+        assert!(m.validate().is_err());
+        // A model written before the duration and push bounds takes their defaults.
+        let mut j: serde_json::Value = serde_json::from_str(DEFAULT_MODEL_JSON).unwrap();
+        let d = j["supersafe_detour"].as_object_mut().unwrap();
+        for k in ["extra_s", "extra_pushed_m", "extra_pushed_share"] {
+            d.remove(k);
+        }
+        let m = WeightingModel::from_json(&j.to_string()).unwrap();
+        assert_eq!(m.supersafe_detour, DetourBudget::default());
+    }
+}
