@@ -6,7 +6,8 @@
 // pairs and each ratio takes each engine's best round, so a slow spell of a shared machine during
 // one pass does not read as a regression. The safety and route-quality figures
 // (bench/results/safety.json, route-quality.json) are the same on any machine and are held to the
-// goals themselves.
+// goals themselves, route quality's with the pushing goals (SuperSafe's pushed share, its trips
+// pushing over 30 %, its duration against Direct's).
 //
 //   node bench/gate.mjs [--baseline bench/baseline.json] [--threshold 0.25] [--results bench/results]
 //   node bench/gate.mjs --write-baseline      (record the current results as the baseline)
@@ -111,6 +112,28 @@ if (quality) {
     const g = e.goal;
     console.log(
       `| ${e.extract} | ${mark(e, 'supersafe_to_direct_median', r.median.toFixed(2))}, ${mark(e, 'supersafe_to_direct_p90', r.p90.toFixed(2))}, ${mark(e, 'supersafe_to_direct_worst', r.worst.toFixed(2))} (≤ ${g.supersafe_to_direct_median}, ${g.supersafe_to_direct_p90}, ${g.supersafe_to_direct_worst}) | ${mark(e, 'busy_avoided', pct(e.busy_avoided))} (≥ ${g.busy_avoided * 100} %) | ${mark(e, 'uturn_steps', String(e.steps.uturn_steps))} (≤ ${g.uturn_steps}) | ${mark(e, 'turn_onto_same_road_share', pct(e.steps.turn_onto_same_road_share))} (≤ ${g.turn_onto_same_road_share * 100} %) | ${mark(e, 'short_step_share', pct(e.steps.short_step_share))} (≤ ${g.short_step_share * 100} %) | ${e.goal_met ? 'ok' : 'GOAL MISSED'} |`,
+    );
+  }
+}
+// Pushing (the bike walked) and SuperSafe's duration against Direct's, on route-quality's trips (held
+// to the goals there: part of each city's route-quality verdict above); safety-bench's trips shown too.
+const pushRows = [
+  ['route-quality', quality],
+  ['safety', safety],
+].flatMap(([bench, r]) => (r ? r.extracts.filter((e) => e.pushing).map((e) => [bench, e]) : []));
+if (pushRows.length) {
+  const pct = (x) => `${(x * 100).toFixed(1)} %`;
+  console.log('');
+  console.log(
+    '| pushing (bench: extract) | Direct pushed | SuperSafe pushed (goal) | SuperSafe trips pushing > 30 % (Direct too) | duration SuperSafe / Direct median, p90, worst (goal median) | busy cut over ridden metres | verdict |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  for (const [bench, e] of pushRows) {
+    const p = e.pushing;
+    const ok = Object.values(p.checks).every(Boolean);
+    const mark = (k, text) => (p.checks[k] ? text : `**${text}**`);
+    console.log(
+      `| ${bench}: ${e.extract} | ${pct(p.direct.pushed_share)} | ${mark('pushed_share_supersafe', pct(p.supersafe.pushed_share))} (≤ ${pct(p.goal.max_pushed_share_supersafe)}) | ${mark('heavy_push_trips', `${p.heavy_push_trips} (${pct(p.heavy_push_trip_share)})`)} (${p.heavy_push_trips_direct_too}) (≤ ${pct(p.goal.max_heavy_push_trip_share)}) | ${mark('duration_ratio_median', p.duration_ratio.median.toFixed(2))}, ${p.duration_ratio.p90.toFixed(2)}, ${p.duration_ratio.worst.toFixed(2)} (≤ ${p.goal.max_duration_ratio_median}) | ${pct(p.busy_cut_over_ridden)} | ${bench === 'safety' ? `${ok ? 'ok' : 'missed'} (not gated)` : ok ? 'ok' : 'GOAL MISSED'} |`,
     );
   }
 }

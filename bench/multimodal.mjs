@@ -62,6 +62,32 @@ const post = async (url, body) => {
 const point = manhattanPoints(17);
 const trips = [];
 let optionCount = 0;
+// Metres pushed on the cycling legs, per kind of option (`Personal SuperSafe™`, `Docked`, …): each
+// step's metres pushed read from its time (ridden at 15 km/h, 22 on an e-bike; pushed at 5 km/h,
+// docs/api.md), and the options whose cycling legs push more than 30 % of their length.
+const pushing = {};
+function tallyPushing(options) {
+  for (const o of options) {
+    const kind = `${o.bike_type}${o.bike_type === 'Personal' ? ` ${o.label}` : ''}${o.is_electric ? ' e-bike' : ''}`;
+    const ride = (o.is_electric ? 22 : 15) / 3.6;
+    const walk = 5 / 3.6;
+    let metres = 0;
+    let pushed = 0;
+    for (const leg of o.legs.filter((l) => l.mode !== 'walking')) {
+      for (const st of leg.steps) {
+        metres += st.distance;
+        const p = (st.duration - st.distance / ride) / (1 / walk - 1 / ride);
+        pushed += Math.min(st.distance, Math.max(0, p));
+      }
+    }
+    if (!pushing[kind]) pushing[kind] = { options: 0, ridden_m: 0, pushed_m: 0, over_30: 0 };
+    const t = pushing[kind];
+    t.options++;
+    t.ridden_m += metres - pushed;
+    t.pushed_m += pushed;
+    if (metres > 0 && pushed / metres > 0.3) t.over_30++;
+  }
+}
 while (trips.length < (quick ? 40 : 100)) {
   const a = point();
   const b = point();
@@ -71,6 +97,7 @@ while (trips.length < (quick ? 40 : 100)) {
   const r = await post('/multi-modal/v2/', body);
   if (r.status !== 200 || !r.json.options.some((o) => o.bike_type === 'Docked')) continue;
   optionCount += r.json.options.length;
+  tallyPushing(r.json.options);
   trips.push({
     multimodal: body,
     directions: JSON.stringify({ coordinates: [a, b], departure_time: '2026-11-23T12:00' }),
@@ -130,6 +157,7 @@ const result = {
   random_trips_1_connection: seq,
   directions_v2_same_trips_1_connection: base,
   random_trips_8_connections: load,
+  pushing_on_cycling_legs: pushing,
 };
 fs.mkdirSync(path.join(root, 'bench/out'), { recursive: true });
 fs.writeFileSync(path.join(root, 'bench/out/multimodal.json'), JSON.stringify(result, null, 2));
@@ -144,4 +172,15 @@ row(`multi-modal, ${trips.length} random 3 km trips, 1 connection`, seq);
 row('directions v2 (baseline), same trips, 1 connection', base);
 row('multi-modal, random trips, 8 connections', load);
 console.log(`mean options per trip: ${result.mean_options_per_trip.toFixed(2)}; goal: p50 under 30 ms`);
+console.log('');
+console.log(
+  '| option (cycling legs) | options | km ridden | km pushed | pushed share | options pushing > 30 % |',
+);
+console.log('|---|---|---|---|---|---|');
+for (const [kind, t] of Object.entries(pushing)) {
+  const share = t.pushed_m / Math.max(1, t.ridden_m + t.pushed_m);
+  console.log(
+    `| ${kind} | ${t.options} | ${(t.ridden_m / 1000).toFixed(1)} | ${(t.pushed_m / 1000).toFixed(1)} | ${(share * 100).toFixed(1)} % | ${t.over_30} |`,
+  );
+}
 console.log('written bench/out/multimodal.json');

@@ -3,7 +3,8 @@
 // connections under OSRM's (CH) or Valhalla's; its graph build (the turn-aware graph and its CCH
 // order, the place index left out: the peers build none) slower than OSRM's extract + contract or
 // Valhalla's tiles; SuperSafe's cut in bare major-road metres under Valhalla's at use_roads 0, or its
-// price in extra metres ridden per such metre avoided above that setting's.
+// price in extra metres ridden per such metre avoided above that setting's; Direct pushing a larger
+// share of its metres than OSRM's stock bicycle profile (its `pushing bike` mode).
 //
 // The route ratios are taken against ONE common baseline, OSRM bicycle's route on the same trips
 // (those every setting routes), not against each engine's own most direct route as the issue words
@@ -69,6 +70,12 @@ const checks = [
     'extra metres per metre avoided against OSRM bicycle’s route, Valhalla use_roads 0 / SuperSafe',
     price(r.supersafe_common_extra_m_per_m_avoided, r.valhalla_0_common_extra_m_per_m_avoided),
     null,
+    true,
+  ],
+  [
+    'metres pushed, OSRM bicycle’s share / Quietway Direct’s',
+    plain(r.osrm_over_direct_pushed_share),
+    1,
     true,
   ],
   [

@@ -22,10 +22,20 @@ export interface Step {
   name?: string;
   distance_m: number;
 }
+/** A step walked in part: metres pushed, its length and its line. */
+export interface PushedStep {
+  pushed_m: number;
+  distance_m: number;
+  coords: number[][];
+}
+export interface Pushed {
+  pushed_m: number | null;
+  pushed_bare_major_m: number | null;
+}
 export interface Trip {
   crow_m: number;
-  route: (Classified & { steps: Step[] }) | null;
-  ref: (Classified & { steps: Step[] }) | null;
+  route: (Classified & Partial<Pushed> & { steps: Step[] }) | null;
+  ref: (Classified & Partial<Pushed> & { steps: Step[] }) | null;
 }
 export declare const MAJOR: Set<string>;
 export declare const SHORT_STEP_M: number;
@@ -40,10 +50,12 @@ export declare function nearWay(
   ok?: (hw: string) => boolean,
 ): boolean;
 export declare function decodePolyline(str: string, precision?: number): [number, number][];
+export declare function quietwayPushedM(distance: number, duration: number): number;
 export declare function normalize(
   engine: 'quietway' | 'osrm' | 'valhalla',
   body: unknown,
-): { coords: number[][]; steps: Step[] } | null;
+): { coords: number[][]; steps: Step[]; pushed: PushedStep[] | null } | null;
+export declare function pushedOn(index: WayIndex, pushed: PushedStep[] | null): Pushed;
 export declare function quantile(sorted: number[], q: number): number;
 export declare function summarize(trips: Trip[]): {
   routed: number;
@@ -62,4 +74,8 @@ export declare function summarize(trips: Trip[]): {
   steps_per_km: number;
   short_step_share: number;
   uturn_steps: number;
+  ridden_km: number | null;
+  pushed_km: number | null;
+  pushed_share: number | null;
+  bare_major_cut_over_ridden: number | null;
 };

@@ -2,7 +2,9 @@
 // ways (bench/peers/ways.py) by its geometry, so "metres on trunk, primary and secondary roads with
 // no bike lane or track" means the same thing for Quietway, OSRM and Valhalla; its steps are counted
 // by the rules of the route-quality benchmark (bench/rust/src/quality.rs: the arrival is no step, a
-// step shorter than 15 m is short, U-turn steps counted).
+// step shorter than 15 m is short, U-turn steps counted). Metres pushed (the bike walked) are read
+// from each engine's own words: OSRM's `pushing bike` mode, and Quietway's step times (ridden at
+// 15 km/h, pushed at 5 km/h, docs/api.md); Valhalla's bicycle routes say none.
 
 /** Highways counted as major roads. */
 export const MAJOR = new Set([
@@ -173,28 +175,49 @@ export function decodePolyline(str, precision = 6) {
   return out;
 }
 
+/** Quietway's speeds (docs/api.md): ridden at 15 km/h, pushed at 5 km/h, in m/s. */
+const RIDE_MS = 15 / 3.6;
+const PUSH_MS = 5 / 3.6;
+
 /**
- * The route of one engine's answer, normalized: `{coords, steps: [{uturn, distance_m}]}` (the
- * arrival left out), or `null` when it found none.
+ * Metres of a Quietway step pushed, read from its time: `duration = ridden / 15 km/h + pushed /
+ * 5 km/h` (a ferry's tagged time reads as pushing, and is rare).
+ */
+export function quietwayPushedM(distance, duration) {
+  const p = (duration - distance / RIDE_MS) / (1 / PUSH_MS - 1 / RIDE_MS);
+  return Math.min(distance, Math.max(0, p));
+}
+
+/**
+ * The route of one engine's answer, normalized: `{coords, steps: [{uturn, distance_m}], pushed}`
+ * (the arrival left out; `pushed` the steps walked in part, `[{pushed_m, distance_m, coords}]`, or
+ * null when the engine does not say), or `null` when it found none.
  */
 export function normalize(engine, body) {
   if (engine === 'quietway') {
     const r = body.route;
     if (!r) return null;
-    const steps = r.steps
-      .filter((s) => s.maneuver.type !== 'Arrive')
+    const kept = r.steps.filter((s) => s.maneuver.type !== 'Arrive');
+    const steps = kept.map((s) => ({
+      uturn: s.maneuver.type === 'U-turn',
+      distance_m: s.distance,
+      location: s.maneuver.location,
+      name: s.name,
+    }));
+    const pushed = kept
       .map((s) => ({
-        uturn: s.maneuver.type === 'U-turn',
+        pushed_m: quietwayPushedM(s.distance, s.duration ?? s.distance / RIDE_MS),
         distance_m: s.distance,
-        location: s.maneuver.location,
-        name: s.name,
-      }));
-    return { coords: r.geometry.coordinates, steps };
+        coords: s.geometry?.coordinates ?? [],
+      }))
+      .filter((s) => s.pushed_m > 0.5);
+    return { coords: r.geometry.coordinates, steps, pushed };
   }
   if (engine === 'osrm') {
     const r = body.code === 'Ok' ? body.routes?.[0] : null;
     if (!r) return null;
     const steps = [];
+    const pushed = [];
     for (const leg of r.legs) {
       for (const s of leg.steps) {
         if (s.maneuver.type === 'arrive') continue;
@@ -204,9 +227,16 @@ export function normalize(engine, body) {
           location: s.maneuver.location,
           name: s.name,
         });
+        if (s.mode === 'pushing bike') {
+          pushed.push({
+            pushed_m: s.distance,
+            distance_m: s.distance,
+            coords: s.geometry?.coordinates ?? [],
+          });
+        }
       }
     }
-    return { coords: r.geometry.coordinates, steps };
+    return { coords: r.geometry.coordinates, steps, pushed };
   }
   // Valhalla: maneuver types 4–6 are the destination, 12 and 13 the U-turns; lengths in km.
   const t = body.trip;
@@ -226,7 +256,24 @@ export function normalize(engine, body) {
       });
     }
   }
-  return { coords, steps };
+  return { coords, steps, pushed: null };
+}
+
+/**
+ * Metres pushed on a normalized route, and of them those on bare major roads (a pushed step's bare
+ * major metres in the share of it pushed); both null when the engine does not say.
+ */
+export function pushedOn(index, pushed) {
+  if (!pushed) return { pushed_m: null, pushed_bare_major_m: null };
+  let m = 0;
+  let bare = 0;
+  for (const s of pushed) {
+    m += s.pushed_m;
+    if (s.distance_m > 0 && s.coords.length > 1) {
+      bare += classify(index, s.coords).bare_major_m * (s.pushed_m / s.distance_m);
+    }
+  }
+  return { pushed_m: m, pushed_bare_major_m: bare };
 }
 
 /** Value at quantile `q` of sorted values (as route-quality-bench reads it). */
@@ -254,6 +301,13 @@ export function summarize(trips) {
   let uturns = 0;
   let unroutable = 0;
   let ridden = 0;
+  // Pushed metres (all, and on bare major roads) over the trips with a reference, when the engine
+  // and its reference say.
+  let pushedKnown = true;
+  let pushed = 0;
+  let pushedBare = 0;
+  let refPushed = 0;
+  let refPushedBare = 0;
   for (const t of trips) {
     if (!t.route) {
       unroutable++;
@@ -272,7 +326,24 @@ export function summarize(trips) {
     bare += t.route.bare_major_m;
     refBare += t.ref.bare_major_m;
     unmatched += t.route.unmatched_m;
+    if (
+      t.route.pushed_m === null ||
+      t.route.pushed_m === undefined ||
+      t.ref.pushed_m === null ||
+      t.ref.pushed_m === undefined
+    ) {
+      pushedKnown = false;
+    } else {
+      pushed += t.route.pushed_m;
+      pushedBare += t.route.pushed_bare_major_m;
+      refPushed += t.ref.pushed_m;
+      refPushedBare += t.ref.pushed_bare_major_m;
+    }
   }
+  // The cut over ridden metres: the bare major-road share of the metres ridden, against the most
+  // direct route's (a stretch walked beside a major road counts neither as quiet riding nor as busy).
+  const riddenShare = (b, pb, l, p) => (l - p > 0 ? (b - pb) / (l - p) : 0);
+  const refRiddenShare = riddenShare(refBare, refPushedBare, refLength, refPushed);
   crow.sort((a, b) => a - b);
   overRef.sort((a, b) => a - b);
   const avoided = refBare - bare;
@@ -293,5 +364,12 @@ export function summarize(trips) {
     steps_per_km: ridden > 0 ? steps / (ridden / 1000) : 0,
     short_step_share: steps ? short / steps : 0,
     uturn_steps: uturns,
+    ridden_km: pushedKnown ? (length - pushed) / 1000 : null,
+    pushed_km: pushedKnown ? pushed / 1000 : null,
+    pushed_share: pushedKnown && length > 0 ? pushed / length : null,
+    bare_major_cut_over_ridden:
+      pushedKnown && refRiddenShare > 0
+        ? 1 - riddenShare(bare, pushedBare, length, pushed) / refRiddenShare
+        : null,
   };
 }

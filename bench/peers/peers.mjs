@@ -26,7 +26,16 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { machine, manhattanPoints, root, shared } from '../common.mjs';
-import { classify, haversine, nearWay, normalize, quantile, summarize, wayIndex } from './metrics.mjs';
+import {
+  classify,
+  haversine,
+  nearWay,
+  normalize,
+  pushedOn,
+  quantile,
+  summarize,
+  wayIndex,
+} from './metrics.mjs';
 import { latencySvg, tradeoffSvg } from './svg.mjs';
 
 const args = process.argv.slice(2);
@@ -840,7 +849,9 @@ async function worker() {
     for (const v of VARIANTS) {
       const answer = await ask(v.req(trips[i]));
       const route = answer.status === 200 ? normalize(v.engine, answer.body) : null;
-      planned[v.id][i] = route ? { ...classify(index, route.coords), steps: route.steps } : null;
+      planned[v.id][i] = route
+        ? { ...classify(index, route.coords), ...pushedOn(index, route.pushed), steps: route.steps }
+        : null;
       // Each U-turn with its step's index (0: the departure) and the route's step count.
       const uturns = (route?.steps ?? []).map((st, k) => ({ ...st, step: k })).filter((st) => st.uturn);
       if (uturns.length) {
@@ -1030,6 +1041,16 @@ const ratios = {
   valhalla_0_common_extra_m_per_m_avoided: v0.common.extra_m_per_m_avoided,
   supersafe_common_length_over_baseline: ss.common.length_over_baseline_total,
   valhalla_0_common_length_over_baseline: v0.common.length_over_baseline_total,
+  // The bike walked: each setting's share of its metres pushed (Quietway's read from its step times,
+  // OSRM's from its `pushing bike` mode), over the trips each routes with its reference.
+  direct_pushed_share: routes.quietway_direct_day.pushed_share,
+  supersafe_pushed_share: ss.pushed_share,
+  osrm_pushed_share: routes.osrm_bicycle.pushed_share,
+  osrm_over_direct_pushed_share:
+    routes.quietway_direct_day.pushed_share > 0
+      ? routes.osrm_bicycle.pushed_share / routes.quietway_direct_day.pushed_share
+      : null,
+  supersafe_pushed_share_goal: Math.max(0.05, 1.5 * routes.quietway_direct_day.pushed_share),
 };
 const ge = (x, g) => x !== null && x >= g;
 const le = (x, g) => x !== null && x <= g;
@@ -1093,6 +1114,18 @@ const goals = [
     ratios.supersafe_cut_over_valhalla_0,
     '≥ 3×',
     ge(ratios.supersafe_cut_over_valhalla_0, 3),
+  ],
+  [
+    'Direct pushes no more of its metres than OSRM bicycle (OSRM’s pushed share / Direct’s)',
+    ratios.osrm_over_direct_pushed_share,
+    '≥ 1',
+    ge(ratios.osrm_over_direct_pushed_share, 1),
+  ],
+  [
+    `SuperSafe’s pushed share ≤ max(5 %, 1.5 × Direct’s) = ${(ratios.supersafe_pushed_share_goal * 100).toFixed(1)} %`,
+    ratios.supersafe_pushed_share,
+    `≤ ${ratios.supersafe_pushed_share_goal.toFixed(3)}`,
+    le(ratios.supersafe_pushed_share, ratios.supersafe_pushed_share_goal),
   ],
   [
     'SuperSafe median length ≤ 1.15× Direct',
@@ -1280,6 +1313,14 @@ function markdown(r) {
   row('km on those with no bike lane or track', (c) => c.bare_major_road_km.toFixed(1));
   row('cut in those km vs most direct', (c) => `${(c.bare_major_cut * 100).toFixed(0)} %`);
   row('extra metres per such metre avoided', (c) => s(c.extra_m_per_m_avoided));
+  row('km ridden / km pushed (pushed share)', (c) =>
+    c.pushed_km === null
+      ? '– (not said)'
+      : `${c.ridden_km.toFixed(1)} / ${c.pushed_km.toFixed(1)} (${(c.pushed_share * 100).toFixed(1)} %)`,
+  );
+  row('cut over ridden metres (bare major share of the metres ridden)', (c) =>
+    c.bare_major_cut_over_ridden === null ? '–' : `${(c.bare_major_cut_over_ridden * 100).toFixed(0)} %`,
+  );
   row('steps per km', (c) => s(c.steps_per_km));
   row('steps under 15 m', (c) => `${(c.short_step_share * 100).toFixed(1)} %`);
   row('U-turn steps', (c) => String(c.uturn_steps));

@@ -5,6 +5,8 @@ import {
   decodePolyline,
   haversine,
   normalize,
+  pushedOn,
+  quietwayPushedM,
   summarize,
   type Way,
   wayIndex,
@@ -150,6 +152,115 @@ describe('normalize', () => {
     ]);
     expect(normalize('osrm', { code: 'NoRoute' })).toBeNull();
     expect(normalize('quietway', { route: null })).toBeNull();
+  });
+});
+
+describe('pushed metres', () => {
+  it('reads Quietway’s from step times and OSRM’s from its pushing mode', () => {
+    // 100 m ridden at 15 km/h is 24 s; 100 m pushed at 5 km/h is 72 s.
+    expect(quietwayPushedM(100, 24)).toBeCloseTo(0);
+    expect(quietwayPushedM(100, 72)).toBeCloseTo(100);
+    expect(quietwayPushedM(100, 48)).toBeCloseTo(50);
+    expect(quietwayPushedM(100, 10)).toBe(0);
+    const q = normalize('quietway', {
+      route: {
+        geometry: {
+          coordinates: [
+            [0, 0],
+            [0, 1],
+          ],
+        },
+        steps: [
+          {
+            maneuver: { type: 'Start', location: [0, 0] },
+            distance: 100,
+            duration: 24,
+            name: 'A',
+            geometry: {
+              coordinates: [
+                [0, 0],
+                [0, 0.5],
+              ],
+            },
+          },
+          {
+            maneuver: { type: 'Turn', location: [0, 0.5] },
+            distance: 40,
+            duration: 28.8,
+            name: 'B',
+            geometry: {
+              coordinates: [
+                [0, 0.5],
+                [0, 1],
+              ],
+            },
+          },
+          { maneuver: { type: 'Arrive', location: [0, 1] }, distance: 0, duration: 0, name: '' },
+        ],
+      },
+    });
+    expect(q?.pushed).toHaveLength(1);
+    expect(q?.pushed?.[0]?.pushed_m).toBeCloseTo(40);
+    const o = normalize('osrm', {
+      code: 'Ok',
+      routes: [
+        {
+          geometry: {
+            coordinates: [
+              [0, 0],
+              [0, 1],
+            ],
+          },
+          legs: [
+            {
+              steps: [
+                { maneuver: { type: 'depart', location: [0, 0] }, distance: 50, mode: 'cycling', name: '' },
+                {
+                  maneuver: { type: 'turn', location: [0, 1] },
+                  distance: 20,
+                  mode: 'pushing bike',
+                  name: '',
+                },
+                { maneuver: { type: 'arrive' }, distance: 0, mode: 'cycling' },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(o?.pushed?.map((s) => s.pushed_m)).toEqual([20]);
+    expect(normalize('valhalla', { trip: { status: 0, legs: [] } })?.pushed).toBeNull();
+    expect(pushedOn(wayIndex([]), null)).toEqual({ pushed_m: null, pushed_bare_major_m: null });
+  });
+
+  it('counts the cut over ridden metres apart from the metres walked', () => {
+    // Direct rides 400 bare major metres of 1000; SuperSafe rides 100 of 1000 and walks 200 m beside
+    // a major road: 100 of 800 ridden against 400 of 1000.
+    const direct = {
+      length_m: 1000,
+      major_m: 400,
+      bare_major_m: 400,
+      unmatched_m: 0,
+      pushed_m: 0,
+      pushed_bare_major_m: 0,
+      steps: [],
+    };
+    const safe = {
+      length_m: 1000,
+      major_m: 300,
+      bare_major_m: 300,
+      unmatched_m: 0,
+      pushed_m: 200,
+      pushed_bare_major_m: 200,
+      steps: [],
+    };
+    const s = summarize([{ crow_m: 800, route: safe, ref: direct }]);
+    expect(s.pushed_share).toBeCloseTo(0.2);
+    expect(s.ridden_km).toBeCloseTo(0.8);
+    expect(s.bare_major_cut).toBeCloseTo(0.25);
+    expect(s.bare_major_cut_over_ridden).toBeCloseTo(1 - 100 / 800 / 0.4);
+    const unknown = summarize([{ crow_m: 800, route: { ...safe, pushed_m: null }, ref: direct }]);
+    expect(unknown.pushed_share).toBeNull();
   });
 });
 

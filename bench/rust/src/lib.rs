@@ -2,8 +2,9 @@
 //! results file carries, the Manhattan trips the directions figures are measured on (those of
 //! the HTTP benchmark: cycling, 2.5–3.5 km apart as the crow flies), a city built from one extract,
 //! and the random points the safety and route-quality benchmarks draw their trips from.
-use quietway_engine::city::{City, Profile, RouteRequest};
+use quietway_engine::city::{City, Profile, Route, RouteRequest};
 use quietway_engine::geo::{LonLat, haversine_m};
+use quietway_engine::graph::{BikeAccess, SafetyClass};
 use quietway_engine::testing::Rng;
 use quietway_graph_pipeline::build::{BuildInput, build};
 use quietway_graph_pipeline::city::{load_cities, read_boundary};
@@ -21,7 +22,8 @@ pub const CITY_EXTRACTS: [(&str, &str); 3] = [
 ];
 
 /// A city routed from one OSM extract of `shared/osm`, built as the pipeline builds it (without
-/// elevation), with the nested-dissection order, its base metrics pruned.
+/// elevation), with the nested-dissection order, its base metrics pruned. `QUIETWAY_WEIGHTING`
+/// names a weighting model (JSON) to measure instead of the embedded one.
 pub fn build_city(shared: &Path, city_id: &str, file: &str, name: &str) -> City {
     let cities = load_cities(None).expect("city configuration");
     let cfg = cities[city_id].clone();
@@ -36,11 +38,234 @@ pub fn build_city(shared: &Path, city_id: &str, file: &str, name: &str) -> City 
         min_component_nodes: 25,
     };
     let (graph, _) = build(&input, &Progress::new(true)).expect("graph build");
-    let city = City::from_graph(graph, name.into(), None).expect("graph");
+    let model = std::env::var_os("QUIETWAY_WEIGHTING").map(|f| {
+        let json = std::fs::read_to_string(&f).expect("weighting model file");
+        quietway_engine::metric::WeightingModel::from_json(&json).expect("weighting model")
+    });
+    let city = City::from_graph(graph, name.into(), model).expect("graph");
     // Routes as in steady use: every base metric pruned (a fresh city prunes a metric once routes
     // use it), so results do not depend on when a background pruning finishes.
     city.prepare_base_metrics();
     city
+}
+
+/// A cycling route as a rider meets it: metres ridden and pushed (the bike walked: footways, steps,
+/// the pavement against a oneway), busy metres ridden (roads the API reports as `busy`: the `busy`
+/// and `very_busy` classes; a pushed arc is never rated busy), pushed metres beside a busy road (the
+/// pavement of a road whose other direction is ridden busy), and the duration as the API reports it
+/// (ridden at 15 km/h, pushed at 5 km/h).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RideFigures {
+    pub length_m: f64,
+    pub pushed_m: f64,
+    pub busy_m: f64,
+    pub pushed_beside_busy_m: f64,
+    pub duration_s: f64,
+}
+
+impl RideFigures {
+    pub fn ridden_m(&self) -> f64 {
+        self.length_m - self.pushed_m
+    }
+    /// The share of the route's metres pushed.
+    pub fn pushed_share(&self) -> f64 {
+        self.pushed_m / self.length_m.max(1.0)
+    }
+    /// Adds another route's figures (totals over trips).
+    pub fn add(&mut self, o: &RideFigures) {
+        self.length_m += o.length_m;
+        self.pushed_m += o.pushed_m;
+        self.busy_m += o.busy_m;
+        self.pushed_beside_busy_m += o.pushed_beside_busy_m;
+        self.duration_s += o.duration_s;
+    }
+}
+
+/// The figures of a cycling route.
+pub fn ride_figures(city: &City, route: &Route) -> RideFigures {
+    let g = &city.graph;
+    let model = city.model();
+    let busy = |arc: u32| {
+        matches!(
+            g.arc_attrs[arc as usize].safety_class(),
+            SafetyClass::Busy | SafetyClass::VeryBusy
+        )
+    };
+    let mut f = RideFigures::default();
+    for p in route.legs.iter().flat_map(|l| l.pieces.iter()) {
+        let frac = p.to - p.from;
+        let m = g.arc_length_m(p.arc) as f64 * frac;
+        f.length_m += m;
+        f.duration_s += model.duration_s(g, p.arc, true, false) * frac;
+        if g.arc_attrs[p.arc as usize].bike() == BikeAccess::Push {
+            f.pushed_m += m;
+            let twin = p.arc ^ 1;
+            if (twin as usize) < g.arc_attrs.len()
+                && g.arc_way(twin) == g.arc_way(p.arc)
+                && g.arc_attrs[twin as usize].bike() == BikeAccess::Ride
+                && busy(twin)
+            {
+                f.pushed_beside_busy_m += m;
+            }
+        } else if busy(p.arc) {
+            f.busy_m += m;
+        }
+    }
+    f
+}
+
+/// The busy-metre cut of SuperSafe against Direct: over all metres (`busy` totals), and over ridden
+/// metres (the busy share of the metres ridden), so that a stretch walked counts neither as quiet
+/// riding nor as busy.
+pub fn busy_cuts(direct: &RideFigures, supersafe: &RideFigures) -> (f64, f64) {
+    if direct.busy_m <= 0.0 {
+        return (1.0, 1.0);
+    }
+    let all = 1.0 - supersafe.busy_m / direct.busy_m;
+    let share = |f: &RideFigures| f.busy_m / f.ridden_m().max(1.0);
+    (all, 1.0 - share(supersafe) / share(direct))
+}
+
+/// The pushing goals: SuperSafe walks the bike for at most `max(5 %, 1.5 × Direct's share)` of its
+/// metres, at most 2 % of its trips push more than 30 % of their length, and its duration is at most
+/// 1.3 × Direct's on the median trip.
+pub const PUSHED_SHARE_FLOOR: f64 = 0.05;
+pub const PUSHED_SHARE_OVER_DIRECT: f64 = 1.5;
+pub const HEAVY_PUSH_SHARE: f64 = 0.30;
+pub const MAX_HEAVY_PUSH_TRIPS: f64 = 0.02;
+pub const MAX_DURATION_RATIO_MEDIAN: f64 = 1.3;
+
+/// Pushing and duration over a city's trips, SuperSafe against Direct.
+#[derive(Default)]
+pub struct PushTally {
+    pub direct: RideFigures,
+    pub supersafe: RideFigures,
+    /// SuperSafe trips pushing more than `HEAVY_PUSH_SHARE` of their length, and how many of them
+    /// Direct pushes as much of (most start or end inside a pedestrian precinct or a park).
+    pub heavy_push_trips: usize,
+    pub heavy_push_trips_direct_too: usize,
+    /// The heavy-push trips: ends and both settings' figures.
+    pub heavy_push_examples: Vec<Value>,
+    /// SuperSafe's duration over Direct's, per trip.
+    pub duration_ratios: Vec<f64>,
+}
+
+impl PushTally {
+    pub fn add(
+        &mut self,
+        ends: ([f64; 2], [f64; 2]),
+        direct: &RideFigures,
+        supersafe: &RideFigures,
+    ) {
+        self.direct.add(direct);
+        self.supersafe.add(supersafe);
+        if supersafe.pushed_share() > HEAVY_PUSH_SHARE {
+            self.heavy_push_trips += 1;
+            self.heavy_push_trips_direct_too +=
+                usize::from(direct.pushed_share() > HEAVY_PUSH_SHARE);
+            let f = |f: &RideFigures| {
+                json!({ "length_m": f.length_m.round(), "pushed_m": f.pushed_m.round(),
+                    "pushed_beside_busy_m": f.pushed_beside_busy_m.round(), "busy_m": f.busy_m.round(),
+                    "duration_s": f.duration_s.round() })
+            };
+            self.heavy_push_examples.push(
+                json!({ "from": ends.0, "to": ends.1, "direct": f(direct), "supersafe": f(supersafe) }),
+            );
+        }
+        self.duration_ratios
+            .push(supersafe.duration_s / direct.duration_s.max(1e-9));
+    }
+
+    /// The figures and their checks, as JSON (`pushing` in the benchmarks' results).
+    pub fn json(&self) -> Value {
+        let mut r = self.duration_ratios.clone();
+        r.sort_by(f64::total_cmp);
+        let trips = r.len().max(1);
+        let (d, s) = (&self.direct, &self.supersafe);
+        let max_share = PUSHED_SHARE_FLOOR.max(PUSHED_SHARE_OVER_DIRECT * d.pushed_share());
+        let heavy = self.heavy_push_trips as f64 / trips as f64;
+        let median = if r.is_empty() {
+            f64::NAN
+        } else {
+            quantile(&r, 0.5)
+        };
+        let (cut_all, cut_ridden) = busy_cuts(d, s);
+        let side = |f: &RideFigures| {
+            json!({
+                "ridden_km": f.ridden_m() / 1000.0, "pushed_km": f.pushed_m / 1000.0,
+                "pushed_share": f.pushed_share(), "busy_km": f.busy_m / 1000.0,
+                "pushed_beside_busy_km": f.pushed_beside_busy_m / 1000.0,
+                "hours": f.duration_s / 3600.0,
+            })
+        };
+        json!({
+            "direct": side(d), "supersafe": side(s),
+            "busy_cut": cut_all, "busy_cut_over_ridden": cut_ridden,
+            "heavy_push_trips": self.heavy_push_trips, "heavy_push_trip_share": heavy,
+            "heavy_push_trips_direct_too": self.heavy_push_trips_direct_too,
+            "heavy_push_examples": self.heavy_push_examples,
+            "duration_ratio": {
+                "median": median,
+                "p90": if r.is_empty() { f64::NAN } else { quantile(&r, 0.9) },
+                "worst": r.last().copied().unwrap_or(f64::NAN),
+            },
+            "goal": {
+                "max_pushed_share_supersafe": max_share, "heavy_push_share": HEAVY_PUSH_SHARE,
+                "max_heavy_push_trip_share": MAX_HEAVY_PUSH_TRIPS,
+                "max_duration_ratio_median": MAX_DURATION_RATIO_MEDIAN,
+            },
+            "checks": {
+                "pushed_share_supersafe": s.pushed_share() <= max_share,
+                "heavy_push_trips": heavy <= MAX_HEAVY_PUSH_TRIPS,
+                "duration_ratio_median": median <= MAX_DURATION_RATIO_MEDIAN,
+            },
+        })
+    }
+
+    /// One table row: ridden / pushed km and pushed share per setting, heavy-push trips, the
+    /// duration ratio and the busy cuts.
+    pub fn row(&self, extract: &str) -> String {
+        let j = self.json();
+        let f = |p: &str| j.pointer(p).and_then(Value::as_f64).unwrap_or(f64::NAN);
+        let ok = |k: &str| {
+            if j["checks"][k].as_bool() == Some(true) {
+                ""
+            } else {
+                " MISSED"
+            }
+        };
+        format!(
+            "| {extract} | {:.1} / {:.1} ({:.1} %) | {:.1} / {:.1} ({:.1} %, ≤ {:.1} %{}) | {:.1} / {:.1} | {} of {} ({:.1} %{}; Direct too: {}) | {:.2}{} / {:.2} / {:.2} | {:.0} % | {:.0} % |",
+            f("/direct/ridden_km"),
+            f("/direct/pushed_km"),
+            100.0 * f("/direct/pushed_share"),
+            f("/supersafe/ridden_km"),
+            f("/supersafe/pushed_km"),
+            100.0 * f("/supersafe/pushed_share"),
+            100.0 * f("/goal/max_pushed_share_supersafe"),
+            ok("pushed_share_supersafe"),
+            f("/direct/pushed_beside_busy_km"),
+            f("/supersafe/pushed_beside_busy_km"),
+            self.heavy_push_trips,
+            self.duration_ratios.len(),
+            100.0 * f("/heavy_push_trip_share"),
+            ok("heavy_push_trips"),
+            self.heavy_push_trips_direct_too,
+            f("/duration_ratio/median"),
+            ok("duration_ratio_median"),
+            f("/duration_ratio/p90"),
+            f("/duration_ratio/worst"),
+            100.0 * f("/busy_cut"),
+            100.0 * f("/busy_cut_over_ridden"),
+        )
+    }
+
+    pub const HEADER: &'static str = "| extract | Direct km ridden / pushed (share) | SuperSafe km ridden / pushed (share, goal) | km pushed beside a busy road Direct / SuperSafe | SuperSafe trips pushing > 30 % | SuperSafe / Direct duration median / p90 / worst | busy cut | busy cut over ridden metres |\n|---|---|---|---|---|---|---|---|";
+}
+
+/// Value at quantile `q` of sorted values.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
 /// The bounding box of a city's graph nodes, `[west, south, east, north]`.

@@ -18,10 +18,12 @@
 //!
 //! `cargo run --release -p quietway-bench --bin route-quality-bench -- [--out FILE] [--shared-data DIR]`
 //! (`--quick` is accepted and changes nothing).
-use quietway_bench::{CITY_EXTRACTS, build_city, graph_bbox, random_point};
+use quietway_bench::{
+    CITY_EXTRACTS, PushTally, RideFigures, build_city, graph_bbox, quantile, random_point,
+    ride_figures,
+};
 use quietway_engine::city::{City, Profile, RouteRequest};
 use quietway_engine::geo::{LonLat, haversine_m};
-use quietway_engine::graph::SafetyClass;
 use quietway_engine::guidance::StepKind;
 use quietway_engine::testing::Rng;
 use serde_json::{Value, json};
@@ -99,8 +101,8 @@ struct StepSeen {
 /// One planned route as the benchmark judges it.
 struct Planned {
     length_m: f64,
-    /// Metres on roads the API reports as busy (the `busy` and `very_busy` classes).
-    busy_m: f64,
+    /// Metres ridden and pushed, busy metres ridden, duration (see `RideFigures`).
+    figures: RideFigures,
     /// The snapped ends and the farther of their distances from the drawn points.
     from: [f64; 2],
     to: [f64; 2],
@@ -125,20 +127,9 @@ fn plan(city: &City, a: [f64; 2], b: [f64; 2], mode: Mode) -> Option<Planned> {
         departure: None,
     };
     let route = city.route(&req).ok()??;
-    let g = &city.graph;
-    let (mut length_m, mut busy_m) = (0.0, 0.0);
+    let figures = ride_figures(city, &route);
     let mut steps = Vec::new();
     for (i, leg) in route.legs.iter().enumerate() {
-        for p in &leg.pieces {
-            let m = g.arc_length_m(p.arc) as f64 * (p.to - p.from);
-            length_m += m;
-            if matches!(
-                g.arc_attrs[p.arc as usize].safety_class(),
-                SafetyClass::Busy | SafetyClass::VeryBusy
-            ) {
-                busy_m += m;
-            }
-        }
         let w = &route.waypoints[i];
         let (leg_steps, _) = city.guidance(leg, [w.lon, w.lat], profile, false);
         steps.extend(leg_steps.into_iter().map(|s| StepSeen {
@@ -152,8 +143,8 @@ fn plan(city: &City, a: [f64; 2], b: [f64; 2], mode: Mode) -> Option<Planned> {
     }
     let (s, e) = (route.waypoints.first()?, route.waypoints.last()?);
     Some(Planned {
-        length_m,
-        busy_m,
+        length_m: figures.length_m,
+        figures,
         from: [s.lon, s.lat],
         to: [e.lon, e.lat],
         snap_m: s.distance_m.max(e.distance_m),
@@ -226,11 +217,6 @@ fn safety_pairs(bbox: [f64; 4]) -> HashSet<[u64; 4]> {
         .collect()
 }
 
-/// Value at quantile `q` of sorted values.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
-}
-
 #[derive(Default)]
 struct StepCounts {
     routes: usize,
@@ -283,7 +269,7 @@ fn bench_city(shared: &Path, city_id: &str, file: &str) -> Value {
     let goal = goals(city_id);
     let mut rng = Rng(seed());
     let (mut ratio_direct, mut ratio_crow, mut walk_crow) = (vec![], vec![], vec![]);
-    let (mut busy_direct, mut busy_supersafe) = (0.0, 0.0);
+    let mut tally = PushTally::default();
     let (mut direct_steps, mut supersafe_steps) = (StepCounts::default(), StepCounts::default());
     let mut worst = json!(null);
     let mut rejected = json!({ "snap": 0, "short": 0, "hole": 0, "no_route": 0, "safety_pair": 0 });
@@ -336,8 +322,7 @@ fn bench_city(shared: &Path, city_id: &str, file: &str) -> Value {
         ratio_direct.push(r);
         ratio_crow.push(s.length_m / crow_m(s.from, s.to));
         walk_crow.push(w.length_m / crow_m(w.from, w.to));
-        busy_direct += d.busy_m;
-        busy_supersafe += s.busy_m;
+        tally.add((a, b), &d.figures, &s.figures);
         if std::env::var_os("QUIETWAY_DUMP_UTURNS").is_some() {
             dump_uturns(a, b, &d, Mode::Direct);
             dump_uturns(a, b, &s, Mode::SuperSafe);
@@ -353,11 +338,10 @@ fn bench_city(shared: &Path, city_id: &str, file: &str) -> Value {
     for v in [&mut ratio_direct, &mut ratio_crow, &mut walk_crow] {
         v.sort_by(f64::total_cmp);
     }
-    let busy_avoided = if busy_direct > 0.0 {
-        1.0 - busy_supersafe / busy_direct
-    } else {
-        1.0
-    };
+    let (busy_direct, busy_supersafe) = (tally.direct.busy_m, tally.supersafe.busy_m);
+    let (busy_avoided, busy_avoided_over_ridden) =
+        quietway_bench::busy_cuts(&tally.direct, &tally.supersafe);
+    let pushing = tally.json();
     // The step figures cover every cycling route planned: Direct's and SuperSafe's.
     let mut all = StepCounts::default();
     for c in [&direct_steps, &supersafe_steps] {
@@ -379,6 +363,10 @@ fn bench_city(shared: &Path, city_id: &str, file: &str) -> Value {
         "supersafe_to_direct_p90": p90 <= goal.p90,
         "supersafe_to_direct_worst": max <= goal.worst,
         "busy_avoided": busy_avoided >= goal.busy_avoided,
+        "busy_avoided_over_ridden": busy_avoided_over_ridden >= goal.busy_avoided,
+        "pushed_share_supersafe": pushing["checks"]["pushed_share_supersafe"],
+        "heavy_push_trips": pushing["checks"]["heavy_push_trips"],
+        "duration_ratio_median": pushing["checks"]["duration_ratio_median"],
         "uturn_steps": all.uturns <= goal.uturns,
         "turn_onto_same_road_share": all.share(all.same_road) <= goal.same_road_share,
         "short_step_share": all.share(all.short) <= goal.short_share,
@@ -394,6 +382,8 @@ fn bench_city(shared: &Path, city_id: &str, file: &str) -> Value {
         "supersafe_to_crow_median": quantile(&ratio_crow, 0.5),
         "walking_to_crow_median": quantile(&walk_crow, 0.5),
         "busy_m_direct": busy_direct, "busy_m_supersafe": busy_supersafe, "busy_avoided": busy_avoided,
+        "busy_avoided_over_ridden": busy_avoided_over_ridden,
+        "pushing": pushing, "pushing_row": tally.row(file),
         "steps": all.json(), "steps_direct": direct_steps.json(), "steps_supersafe": supersafe_steps.json(),
         "goal": {
             "supersafe_to_direct_median": goal.median, "supersafe_to_direct_p90": goal.p90,
@@ -412,6 +402,12 @@ fn main() {
         .iter()
         .map(|(city, file)| bench_city(&shared, city, file))
         .collect();
+    println!("Pushing (the bike walked) and duration, SuperSafe against Direct on the same trips");
+    println!("{}", PushTally::HEADER);
+    for r in &results {
+        println!("{}", r["pushing_row"].as_str().unwrap_or(""));
+    }
+    println!();
     println!(
         "Route quality over {TRIPS} random trips per extract ({MIN_CROW_M:.0} m and more as the crow flies; step figures over the Direct and SuperSafe cycling routes)"
     );
@@ -466,6 +462,43 @@ fn main() {
                     f("/busy_m_supersafe") / 1000.0
                 ),
                 format!("≥ {:.0} %", 100.0 * f("/goal/busy_avoided")),
+            ),
+            (
+                "same, over ridden metres (busy share of the metres ridden)",
+                "busy_avoided_over_ridden",
+                pct(f("/busy_avoided_over_ridden")),
+                format!("≥ {:.0} %", 100.0 * f("/goal/busy_avoided")),
+            ),
+            (
+                "SuperSafe's metres pushed (Direct's)",
+                "pushed_share_supersafe",
+                format!(
+                    "{} ({})",
+                    pct(f("/pushing/supersafe/pushed_share")),
+                    pct(f("/pushing/direct/pushed_share"))
+                ),
+                format!("≤ {}", pct(f("/pushing/goal/max_pushed_share_supersafe"))),
+            ),
+            (
+                "SuperSafe trips pushing > 30 % of their length",
+                "heavy_push_trips",
+                format!(
+                    "{} ({} trips)",
+                    pct(f("/pushing/heavy_push_trip_share")),
+                    r["pushing"]["heavy_push_trips"]
+                ),
+                "≤ 2 %".into(),
+            ),
+            (
+                "SuperSafe / Direct duration, median (p90, worst)",
+                "duration_ratio_median",
+                format!(
+                    "{:.2} ({:.2}, {:.2})",
+                    f("/pushing/duration_ratio/median"),
+                    f("/pushing/duration_ratio/p90"),
+                    f("/pushing/duration_ratio/worst")
+                ),
+                "≤ 1.30".into(),
             ),
             (
                 "U-turn steps (no bearing given)",
@@ -563,7 +596,7 @@ mod tests {
     fn counts_uturns_turns_onto_the_same_road_and_short_steps() {
         let planned = Planned {
             length_m: 0.0,
-            busy_m: 0.0,
+            figures: RideFigures::default(),
             from: [0.0, 0.0],
             to: [0.0, 0.0],
             snap_m: 0.0,

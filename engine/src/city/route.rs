@@ -2,6 +2,7 @@
 //! legs on the turn model, SuperSafe's bounded detour, and one-to-many.
 
 use super::*;
+use crate::metric::LegCost;
 
 /// How far past a crossover [`City::gains_ground_across`] looks.
 const GROUND_AHEAD_M: f64 = 30.0;
@@ -209,20 +210,19 @@ impl City {
                 let Some(shortest) = self.leg_between(q, direct, a, b) else {
                     return Some(self.without_turn_backs(q, &metric, kind, a, b, full));
                 };
-                let direct_m = self.leg_length_m(&shortest.0);
-                if budget.within(self.leg_length_m(&full.0), direct_m) {
+                let direct_cost = self.leg_cost(&shortest.0);
+                if budget.within(self.leg_cost(&full.0), direct_cost) {
                     let priced = self.without_turn_backs(q, &metric, kind, a, b, full);
-                    if budget.within(self.leg_length_m(&priced.0), direct_m) {
+                    if budget.within(self.leg_cost(&priced.0), direct_cost) {
                         return Some(priced);
                     }
                 }
-                let max_m = budget.max_ratio * direct_m;
                 let gentle = gentle();
                 if let Some(g) = self.leg_between(q, &gentle, a, b)
-                    && self.leg_length_m(&g.0) <= max_m
+                    && budget.within_max(self.leg_cost(&g.0), direct_cost)
                 {
                     let priced = self.without_turn_backs(q, &gentle, kind.gentle(), a, b, g);
-                    if self.leg_length_m(&priced.0) <= max_m {
+                    if budget.within_max(self.leg_cost(&priced.0), direct_cost) {
                         return Some(priced);
                     }
                 }
@@ -594,6 +594,27 @@ impl City {
     }
 
     /// Metres ridden on a leg.
+    /// A cycling leg's length, duration (ridden at the cycling speed, pushed at walking speed) and
+    /// metres pushed, as SuperSafe's detour budget compares them with Direct's.
+    pub fn leg_cost(&self, leg: &Leg) -> LegCost {
+        let model = self.model();
+        let (mut length_m, mut duration_s, mut pushed_m) = (0.0, 0.0, 0.0);
+        for p in &leg.pieces {
+            let frac = p.to - p.from;
+            let m = self.graph.arc_length_m(p.arc) as f64 * frac;
+            length_m += m;
+            duration_s += model.duration_s(&self.graph, p.arc, true, false) * frac;
+            if self.graph.arc_attrs[p.arc as usize].bike() == crate::graph::BikeAccess::Push {
+                pushed_m += m;
+            }
+        }
+        LegCost {
+            length_m,
+            duration_s,
+            pushed_m,
+        }
+    }
+
     pub fn leg_length_m(&self, leg: &Leg) -> f64 {
         leg.pieces
             .iter()

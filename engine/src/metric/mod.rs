@@ -152,6 +152,9 @@ impl Default for TurnCosts {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CyclingWeights {
     pub class_factor: ClassFactors,
+    /// The discomfort of a pushed metre, on top of its walking time (three times a ridden
+    /// metre's): it takes the place of the class factor, since a rider on foot meets no traffic
+    /// but is off the bike among pedestrians (docs/safety-rules.md, "Pushing").
     pub push_factor: f64,
     pub cobbles_factor: f64,
     pub rough_factor: f64,
@@ -164,16 +167,42 @@ pub struct CyclingWeights {
 
 /// SuperSafe with a bounded detour: the spec's busy roads are "used only when it meaningfully
 /// shortens the route" and very busy ones "avoided unless no way around". A leg rides the full
-/// SuperSafe weighting when its length is within the budget over Direct's, else the gentler one
-/// (each class factor and crossing cost `gentle_share` of the way from 1 and 0), else, when even that is
-/// more than `max_ratio` times Direct's length, Direct's own route.
+/// SuperSafe weighting when its length and its duration are within the budget over Direct's, else
+/// the gentler one (each class factor and crossing cost `gentle_share` of the way from 1 and 0),
+/// else, when even that is more than `max_ratio` times Direct's length or duration, Direct's own
+/// route. The duration counts what walking the bike costs: a route as long as Direct's that walks
+/// much of it takes up to three times as long. And the full weighting may walk the bike at most
+/// `extra_pushed_m` (or `extra_pushed_share` of Direct's length) more than Direct: a short walk
+/// that saves a busy road is SuperSafe's, a kilometre along a busy road's pavement is not.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct DetourBudget {
     pub gentle_share: f64,
-    /// Within budget: at most `ratio` × Direct's length, or Direct's length plus `extra_m`.
+    /// Within budget: at most `ratio` × Direct's length, or Direct's length plus `extra_m`; and at
+    /// most `ratio` × Direct's duration, or Direct's duration plus `extra_s`.
     pub ratio: f64,
     pub extra_m: f64,
+    #[serde(default = "default_extra_s")]
+    pub extra_s: f64,
+    /// Within budget: pushed metres at most Direct's plus `extra_pushed_m`, or plus
+    /// `extra_pushed_share` × Direct's length.
+    #[serde(default = "default_extra_pushed_m")]
+    pub extra_pushed_m: f64,
+    #[serde(default = "default_extra_pushed_share")]
+    pub extra_pushed_share: f64,
     pub max_ratio: f64,
+}
+
+fn default_extra_pushed_m() -> f64 {
+    200.0
+}
+
+fn default_extra_pushed_share() -> f64 {
+    0.1
+}
+
+/// `extra_m` ridden at 15 km/h.
+fn default_extra_s() -> f64 {
+    36.0
 }
 
 impl Default for DetourBudget {
@@ -182,15 +211,39 @@ impl Default for DetourBudget {
             gentle_share: 0.3,
             ratio: 1.3,
             extra_m: 150.0,
+            extra_s: default_extra_s(),
+            extra_pushed_m: default_extra_pushed_m(),
+            extra_pushed_share: default_extra_pushed_share(),
             max_ratio: 1.6,
         }
     }
 }
 
+/// A leg's length (m), duration (s) and metres pushed, as the detour budget compares them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LegCost {
+    pub length_m: f64,
+    pub duration_s: f64,
+    pub pushed_m: f64,
+}
+
 impl DetourBudget {
-    /// Whether a leg of `len` metres is within budget over Direct's `direct` metres.
-    pub fn within(&self, len: f64, direct: f64) -> bool {
-        len <= (direct * self.ratio).max(direct + self.extra_m)
+    /// Whether a leg is within budget over Direct's.
+    pub fn within(&self, leg: LegCost, direct: LegCost) -> bool {
+        leg.length_m <= (direct.length_m * self.ratio).max(direct.length_m + self.extra_m)
+            && leg.duration_s
+                <= (direct.duration_s * self.ratio).max(direct.duration_s + self.extra_s)
+            && leg.pushed_m
+                <= direct.pushed_m
+                    + self
+                        .extra_pushed_m
+                        .max(self.extra_pushed_share * direct.length_m)
+    }
+
+    /// Whether a leg is at most `max_ratio` times Direct's, in length and in duration.
+    pub fn within_max(&self, leg: LegCost, direct: LegCost) -> bool {
+        leg.length_m <= self.max_ratio * direct.length_m
+            && leg.duration_s <= self.max_ratio * direct.duration_s
     }
 }
 
@@ -294,9 +347,15 @@ impl WeightingModel {
                 "weighting model: supersafe_detour.gentle_share must be within 0..1".into(),
             );
         }
-        if !(d.ratio >= 1.0 && d.max_ratio >= d.ratio && d.extra_m >= 0.0) {
+        if !(d.ratio >= 1.0
+            && d.max_ratio >= d.ratio
+            && d.extra_m >= 0.0
+            && d.extra_s >= 0.0
+            && d.extra_pushed_m >= 0.0
+            && d.extra_pushed_share >= 0.0)
+        {
             return Err(
-                "weighting model: supersafe_detour needs ratio ≥ 1, max_ratio ≥ ratio and extra_m ≥ 0"
+                "weighting model: supersafe_detour needs ratio ≥ 1, max_ratio ≥ ratio, and extra_m, extra_s, extra_pushed_m, extra_pushed_share ≥ 0"
                     .into(),
             );
         }
@@ -341,8 +400,10 @@ impl WeightingModel {
             }
             let w = self.cycling_weights(kind);
             let mut s = self.duration_s(g, arc, true, false);
-            s *= w.class_factor.get(attrs.safety_class());
-            if attrs.bike() == BikeAccess::Push {
+            let pushed = attrs.bike() == BikeAccess::Push;
+            if pushed {
+                // Walking time (three times riding's) with the push's own discomfort, whatever the
+                // road beside: the pavement of a busy road is walked, not ridden quietly.
                 s *= w.push_factor;
                 // Carrying a bike up or down steps is slower than walking them, less so on a
                 // wheeling ramp.
@@ -353,6 +414,8 @@ impl WeightingModel {
                         2.0 * self.walking.steps_factor
                     };
                 }
+            } else {
+                s *= w.class_factor.get(attrs.safety_class());
             }
             if flags & way_flags::COBBLES != 0 {
                 s *= w.cobbles_factor;
@@ -360,7 +423,7 @@ impl WeightingModel {
             if flags & way_flags::ROUGH != 0 {
                 s *= w.rough_factor;
             }
-            if attrs.contraflow() {
+            if attrs.contraflow() && !pushed {
                 s *= w.contraflow_factor;
             }
             if kind.is_night() && flags & way_flags::LIT == 0 {
@@ -588,4 +651,55 @@ pub fn cycling_can_use(g: &CityGraph, turns: &TurnGraph) -> Vec<bool> {
                 && turns.turn_flags[t] & turn_flags::NO_BIKE == 0
         })
         .collect()
+}
+
+#[cfg(test)]
+mod detour_budget_tests {
+    use super::*;
+
+    fn leg(length_m: f64, duration_s: f64, pushed_m: f64) -> LegCost {
+        LegCost {
+            length_m,
+            duration_s,
+            pushed_m,
+        }
+    }
+
+    #[test]
+    fn a_leg_as_long_as_directs_that_walks_is_over_budget_by_its_time_and_its_walk() {
+        let b = WeightingModel::default().supersafe_detour;
+        // Direct: 2 km ridden in 480 s.
+        let direct = leg(2000.0, 480.0, 0.0);
+        // The same length with 150 m walked: 108 s on foot instead of 36 s ridden.
+        assert!(b.within(leg(2000.0, 552.0, 150.0), direct));
+        // With 800 m walked: 1.6 times Direct's time, and 800 m more walking than the budget's 200.
+        assert!(!b.within(leg(2000.0, 768.0, 800.0), direct));
+        // Within time, yet walking 300 m more than Direct.
+        assert!(!b.within(leg(2000.0, 600.0, 300.0), direct));
+        // On a short trip the time allowance is Direct's plus 36 s.
+        let short = leg(300.0, 72.0, 0.0);
+        assert!(b.within(leg(300.0, 100.0, 40.0), short));
+        assert!(!b.within(leg(300.0, 120.0, 100.0), short));
+        // The gentler weighting's bound: 1.6 times in length and in time.
+        assert!(b.within_max(leg(3000.0, 760.0, 0.0), direct));
+        assert!(!b.within_max(leg(2000.0, 800.0, 0.0), direct));
+    }
+
+    #[test]
+    fn the_model_refuses_a_negative_time_allowance() {
+        let mut m = WeightingModel::default();
+        m.supersafe_detour.extra_s = -1.0;
+        assert!(m.validate().is_err());
+        let mut m = WeightingModel::default();
+        m.supersafe_detour.extra_pushed_share = -0.1;
+        assert!(m.validate().is_err());
+        // A model written before the duration and push bounds takes their defaults.
+        let mut j: serde_json::Value = serde_json::from_str(DEFAULT_MODEL_JSON).unwrap();
+        let d = j["supersafe_detour"].as_object_mut().unwrap();
+        for k in ["extra_s", "extra_pushed_m", "extra_pushed_share"] {
+            d.remove(k);
+        }
+        let m = WeightingModel::from_json(&j.to_string()).unwrap();
+        assert_eq!(m.supersafe_detour, DetourBudget::default());
+    }
 }
