@@ -2,6 +2,9 @@
 //! file, built with the real pipeline, loaded into the real engine, and a route's steps read as a
 //! rider hears them (names, turns, modes).
 
+// Each test crate that includes the module uses part of it.
+#![allow(dead_code)]
+
 use quietway_engine::city::{City, Profile, RouteRequest};
 use quietway_engine::graph::{CoverageArea, way_flags};
 use quietway_engine::guidance::{Step, StepKind};
