@@ -455,20 +455,35 @@ fn build_world(steps: &[StepDef], family: &str) -> Result<World, String> {
     Ok(w)
 }
 
-/// Whether the scenario's restrictions bind a bicycle as OSRM's car obeys them: plain
-/// `restriction` (or `restriction:bicycle`) relations, no `except` naming bicycles.
+/// Whether the scenario's restrictions bind a bicycle as they bind OSRM's car: plain
+/// `restriction` relations, no `except` naming either (`except=motorcar` binds the bicycle only).
 fn restrictions_bind_bicycles(map: &Map) -> Result<(), String> {
     for (tags, _) in &map.relations {
         for (k, v) in tags {
-            if k.starts_with("restriction:") && k != "restriction:bicycle" {
-                return Err(format!("{k} binds another vehicle"));
+            if k.starts_with("restriction:") {
+                return Err(format!("{k} binds one vehicle"));
             }
-            if k == "except" && v.split(';').any(|x| x.trim() == "bicycle") {
-                return Err("except=bicycle".into());
+            let either = ["bicycle", "motorcar", "motor_vehicle", "vehicle"];
+            if k == "except" && v.split(';').any(|x| either.contains(&x.trim())) {
+                return Err(format!("except={v}"));
             }
         }
     }
     Ok(())
+}
+
+/// OSRM's restriction maps force a path with one-way arms; a bicycle may walk against one, which
+/// the car may not, so there walking one is forbidden too (`foot=no`), and what is measured is
+/// the restriction.
+fn oneways_bind_walking(map: &mut Map) {
+    for (_, tags) in &mut map.ways {
+        if tags
+            .iter()
+            .any(|(k, v)| k == "oneway" && matches!(v.as_str(), "yes" | "-1" | "1" | "true"))
+        {
+            tags.push(("foot".into(), "no".into()));
+        }
+    }
 }
 
 fn compare(row: &BTreeMap<String, String>, got: Option<&Heard>, modes: bool) -> Result<(), String> {
@@ -672,7 +687,7 @@ fn run_scenario(f: &Feature, sc: &ScenarioDef, tmp: &Path) -> Outcome {
     if !has_tests {
         return Outcome::LeftOut("no routes".into());
     }
-    let w = match build_world(&steps, f.family) {
+    let mut w = match build_world(&steps, f.family) {
         Ok(w) => w,
         Err(e) => return Outcome::LeftOut(e),
     };
@@ -680,6 +695,9 @@ fn run_scenario(f: &Feature, sc: &ScenarioDef, tmp: &Path) -> Outcome {
         && let Err(e) = restrictions_bind_bicycles(&w.map)
     {
         return Outcome::LeftOut(e);
+    }
+    if f.family == "restrictions" {
+        oneways_bind_walking(&mut w.map);
     }
     let key = format!("{}-{}", f.file.replace(['/', '.'], "-"), sc.line);
     let mut out = Outcome::Ran(0, 0, vec![]);
