@@ -476,6 +476,8 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         "footway" | "pedestrian" => BikeAccess::Push,
         // Steps are carried up and down: pushed at walking speed (a `ramp:bicycle` eases it).
         "steps" => BikeAccess::Push,
+        // A bridleway is the horses'; where walkers are let on (`foot=yes`), the bike is walked.
+        "bridleway" if foot_said(tags) == Some(Said::Yes) => BikeAccess::Push,
         "bridleway" => BikeAccess::No,
         "trunk" | "trunk_link" if !rules.trunk_riding => BikeAccess::No,
         _ => BikeAccess::Ride,
@@ -499,7 +501,8 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         Some((Said::Dismount, _)) => bike = BikeAccess::Push,
         None => {}
     }
-    if bicycle == Some("use_sidepath") && highway == "trunk" {
+    // `use_sidepath`: the law sends bicycles onto the cycle track beside the road, on any road.
+    if bicycle == Some("use_sidepath") && is_road {
         bike = BikeAccess::No;
     }
     if bike == BikeAccess::No && !walk {
@@ -514,7 +517,8 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         Some("yes" | "true" | "1") => 1,
         Some("-1" | "reverse") => -1,
         Some("no" | "false" | "0") => 0,
-        _ if roundabout => 1,
+        // A motorway (not its link) is one-way unless tagged otherwise.
+        _ if roundabout || (motorway && tag(tags, "highway") == Some("motorway")) => 1,
         _ => 0,
     };
     let road_oneway = oneway != 0;

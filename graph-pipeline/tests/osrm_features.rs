@@ -597,6 +597,9 @@ fn run_routability(w: &World, t: &Table, tmp: &Path, key: &str, out: &mut Outcom
             if k.starts_with("forw") || k.starts_with("backw") || k.starts_with("bothw") {
                 continue;
             }
+            if k.is_empty() || k.starts_with('#') {
+                continue; // a comment column
+            }
             if v.is_empty() {
                 continue;
             }

@@ -242,7 +242,20 @@ fn the_most_specific_access_tag_wins() {
     );
     // bicycle=yes opens a highway otherwise closed to bicycles; access=yes and vehicle=yes do not.
     assert_eq!(fwd("highway=bridleway bicycle=yes").1, Ride);
-    assert_eq!(nyc("highway=bridleway access=yes").forward.bike(), No);
+    // A bridleway open to walkers (`foot=yes`, or `access=yes`) is walked with the bike.
+    assert_eq!(nyc("highway=bridleway access=yes").forward.bike(), Push);
+    assert_eq!(nyc("highway=bridleway foot=yes").forward.bike(), Push);
+    assert_eq!(nyc("highway=bridleway").forward.bike(), No);
+    // use_sidepath sends bicycles to the track beside any road; an opened motorway is one-way.
+    assert_eq!(
+        nyc("highway=primary bicycle=use__sidepath").forward.bike(),
+        No
+    );
+    assert_eq!(nyc("highway=motorway bicycle=yes").backward.bike(), No);
+    assert_eq!(
+        nyc("highway=motorway__link bicycle=yes").backward.bike(),
+        Ride
+    );
     assert_eq!(fwd("highway=footway bicycle=yes").1, Ride);
     assert_eq!(fwd("highway=footway vehicle=yes").1, Push);
     assert_eq!(fwd("highway=footway footway=sidewalk bicycle=yes").1, Ride);
