@@ -100,7 +100,10 @@ struct Restriction {
 /// `except` listing bicycle exempts them); `Err(())` when its members do not make a restriction.
 fn parse_restriction(r: &RawRelation) -> Option<Result<Restriction, ()>> {
     let value = tag(&r.tags, "restriction:bicycle").or_else(|| {
-        if tag(&r.tags, "except").is_some_and(|e| e.split(';').any(|x| x.trim() == "bicycle")) {
+        // `except` lists vehicles split by `;` (OSM) or `,` (seen in data, and read by OSRM).
+        if tag(&r.tags, "except")
+            .is_some_and(|e| e.split([';', ',']).any(|x| x.trim() == "bicycle"))
+        {
             return None;
         }
         tag(&r.tags, "restriction")
