@@ -499,7 +499,16 @@ fn compare(row: &BTreeMap<String, String>, got: Option<&Heard>, modes: bool) -> 
         return Err(format!("want no route; got {}", got.names.join(",")));
     }
     let mut diffs = vec![];
-    if row.contains_key("route") && split_list(&want_route) != got.names {
+    // The spec names the road taken on the step after a roundabout's, so the roundabout step's own
+    // name (the ring's) is not compared with OSRM's (the exit road's).
+    let want_names = split_list(&want_route);
+    let same_names = want_names.len() == got.names.len()
+        && want_names
+            .iter()
+            .zip(&got.names)
+            .zip(&got.turns)
+            .all(|((w, h), t)| w == h || t.starts_with("roundabout"));
+    if row.contains_key("route") && !same_names {
         diffs.push(format!(
             "route: want {want_route} | got {}",
             got.names.join(",")

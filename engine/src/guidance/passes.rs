@@ -18,13 +18,17 @@ pub const SAME_ROAD_TURN_DEG: f64 = 45.0;
 pub const UTURN_DEG: f64 = 165.0;
 /// Up to this the maneuver reads as straight on.
 const STRAIGHT_DEG: f64 = 20.0;
-/// Up to this a turn is a "bear" (`slight`; `geometry::modifier_of_angle`).
+/// Up to this a turn is gentle enough for the jog and rejoin passes (wider than the `slight` band of
+/// `geometry::modifier_of_angle`, which ends at OSRM's 40°).
 const BEAR_DEG: f64 = 50.0;
 /// A first or last stretch shorter than this comes from a waypoint on (or a snap beside) a junction.
 pub const WAYPOINT_ON_JUNCTION_M: f64 = 3.0;
 /// A stretch shorter than this between two maneuvers is part of one of them: a crossing, a slip
 /// lane, a sidewalk hop, the offset of a staggered junction.
 pub const SHORT_STRETCH_M: f64 = 15.0;
+/// A first stretch shorter than this is part of the departure: a start on a junction or snapped a
+/// few metres from it. A start further before a corner keeps the turn (OSRM says it).
+pub const OPENING_STRETCH_M: f64 = 5.0;
 /// An unnamed stretch shorter than this between two maneuvers (a crossing, a sidewalk hop), or a
 /// jog this short that turns one way and then the other (bear left, bear right across a wide
 /// road), is part of the maneuver after it: OSRM's `MAX_COLLAPSE_DISTANCE`.
@@ -280,7 +284,7 @@ pub(crate) fn run(
 fn waypoint_on_junction(segs: &mut Vec<Seg>, cx: &Cx) {
     // A first stretch shorter than a link (a start a few metres before a corner) is no step of its
     // own either: "a 4 m opening step" helps no rider.
-    if segs.len() >= 2 && cx.distance(&segs[0]) < SHORT_STRETCH_M && !ring(&segs[1]) {
+    if segs.len() >= 2 && cx.distance(&segs[0]) < OPENING_STRETCH_M && !ring(&segs[1]) {
         fold_forward(segs, 0);
     }
     let n = segs.len();
