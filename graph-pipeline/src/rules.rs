@@ -557,8 +557,7 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         Some((Said::Dismount, _)) => bike = BikeAccess::Push,
         None => {}
     }
-    // `use_sidepath`: the law sends bicycles onto the cycle track beside the road, on any road.
-    if bicycle == Some("use_sidepath") && is_road {
+    if bicycle == Some("use_sidepath") && highway == "trunk" {
         bike = BikeAccess::No;
     }
     if bike == BikeAccess::No && !walk {

@@ -246,10 +246,13 @@ fn the_most_specific_access_tag_wins() {
     assert_eq!(nyc("highway=bridleway access=yes").forward.bike(), Push);
     assert_eq!(nyc("highway=bridleway foot=yes").forward.bike(), Push);
     assert_eq!(nyc("highway=bridleway").forward.bike(), No);
-    // use_sidepath sends bicycles to the track beside any road; an opened motorway is one-way.
+    // An opened motorway is one-way, its link not.
+    // use_sidepath closes a trunk road; elsewhere the road is rated very busy but stays ridable
+    // (Chicago tags it on most streets with a separate protected lane: the few metres to a side
+    // street are ridden).
     assert_eq!(
         nyc("highway=primary bicycle=use__sidepath").forward.bike(),
-        No
+        Ride
     );
     assert_eq!(nyc("highway=motorway bicycle=yes").backward.bike(), No);
     assert_eq!(
