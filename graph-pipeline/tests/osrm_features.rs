@@ -539,6 +539,7 @@ fn compare(row: &BTreeMap<String, String>, got: Option<&Heard>, modes: bool) -> 
     if diffs.is_empty() {
         Ok(())
     } else {
+        diffs.push(format!("{:.0} m", got.metres));
         Err(diffs.join("; "))
     }
 }
@@ -708,7 +709,7 @@ fn run_scenario(f: &Feature, sc: &ScenarioDef, tmp: &Path) -> Outcome {
     {
         return Outcome::LeftOut(e);
     }
-    if f.family == "restrictions" {
+    if f.family == "restrictions" || w.profile == "car" {
         oneways_bind_walking(&mut w.map);
     }
     let key = format!("{}-{}", f.file.replace(['/', '.'], "-"), sc.line);

@@ -307,6 +307,7 @@ fn short_stretches(segs: &mut Vec<Seg>, cx: &Cx) {
         let s = segs[i];
         let d = cx.distance(&s);
         let link = d < SHORT_STRETCH_M
+            || (d < COLLAPSE_M && crossover(cx, &segs[i - 1], &s, &segs[i + 1]))
             || (d < COLLAPSE_M
                 && !ring(&segs[i + 1])
                 && (cx.name(&s) == (0, 0) || zigzag(cx, &segs[i - 1], &s, &segs[i + 1]))
@@ -371,6 +372,33 @@ fn bears_one_way(cx: &Cx, s: &Seg, next: &Seg) -> bool {
 /// Whether a stretch's maneuver turns one way and the next one the other as a jog: bearing across
 /// a wide road, or turning off a road and back onto it (a staggered crossing of the same road). Two
 /// real corners (a 20 m side street between a right and a left) stay two turns.
+/// The crossover of a divided road: a short stretch that carries the name of one of the roads it
+/// joins, ridden across between a turn and a straight-on (turn left off the near carriageway, cross
+/// the median, straight on into the side road; or straight on from the side road across the near
+/// carriageway, then left onto the far one). The rider makes one turn there, as OSRM collapses a
+/// segregated intersection.
+fn crossover(cx: &Cx, prev: &Seg, s: &Seg, next: &Seg) -> bool {
+    let (a, b) = (cx.angle(s), cx.angle(next));
+    let here = cx.name(s);
+    if here == (0, 0)
+        || ring(prev)
+        || ring(next)
+        || s.reversal(cx.pieces)
+        || next.reversal(cx.pieces)
+    {
+        return false;
+    }
+    let turn_then_straight = here == cx.name(prev)
+        && here != cx.name(next)
+        && a.abs() > STRAIGHT_DEG
+        && b.abs() <= STRAIGHT_DEG;
+    let straight_then_turn = here == cx.name(next)
+        && here != cx.name(prev)
+        && a.abs() <= STRAIGHT_DEG
+        && b.abs() > STRAIGHT_DEG;
+    (turn_then_straight || straight_then_turn) && cx.through(s, next).abs() <= COLLAPSE_TURN_DEG
+}
+
 fn zigzag(cx: &Cx, prev: &Seg, s: &Seg, next: &Seg) -> bool {
     let (a, b) = (cx.angle(s), cx.angle(next));
     let turns = |x: f64| x.abs() > STRAIGHT_DEG;
