@@ -80,11 +80,36 @@ struct Feature {
     scenarios: Vec<ScenarioDef>,
 }
 
+/// A table row's cells, trimmed; `\|` is a `|` inside a cell and `\\` a backslash, as in Gherkin.
 fn table_cells(line: &str) -> Vec<String> {
     let t = line.trim();
     let inner = t.strip_prefix('|').unwrap_or(t);
-    let inner = inner.strip_suffix('|').unwrap_or(inner);
-    inner.split('|').map(|c| c.trim().to_string()).collect()
+    let mut cells = vec![String::new()];
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('|') => cells.last_mut().unwrap().push('|'),
+                Some('\\') => cells.last_mut().unwrap().push('\\'),
+                Some('n') => cells.last_mut().unwrap().push('\n'),
+                Some(o) => {
+                    cells.last_mut().unwrap().push('\\');
+                    cells.last_mut().unwrap().push(o);
+                }
+                None => cells.last_mut().unwrap().push('\\'),
+            },
+            '|' => cells.push(String::new()),
+            _ => cells.last_mut().unwrap().push(c),
+        }
+    }
+    // The row's closing `|` leaves an empty last cell.
+    if cells.len() > 1
+        && cells.last().is_some_and(|c| c.trim().is_empty())
+        && inner.trim_end().ends_with('|')
+    {
+        cells.pop();
+    }
+    cells.into_iter().map(|c| c.trim().to_string()).collect()
 }
 
 fn step_of(text: &str, table: Option<Table>, doc: Option<String>) -> StepDef {
