@@ -542,7 +542,13 @@ fn compare(row: &BTreeMap<String, String>, got: Option<&Heard>, modes: bool) -> 
     if let Some(want) = row.get("turns").filter(|t| !t.is_empty()) {
         let w: Vec<String> = split_list(want).iter().map(|t| direction(t)).collect();
         let h: Vec<String> = got.turns.iter().map(|t| direction(t)).collect();
-        if w != h {
+        // OSRM's `roundabout-exit-undefined` (a start on the ring) names no direction and no exit:
+        // any maneuver there matches it (ours turns off the ring at the exit).
+        let same = w.len() == h.len()
+            && w.iter().zip(&h).all(|(a, b)| {
+                a == b || (a == "roundabout undefined" && b != "depart" && b != "arrive")
+            });
+        if !same {
             diffs.push(format!("turns: want {want} | got {}", got.turns.join(",")));
         }
     }
