@@ -325,7 +325,13 @@ fn direction(turn: &str) -> String {
     }
     // OSRM: roundabout-exit-2, rotary-exit-1, <rotary name>-exit-1, roundabout turn left exit-1;
     // ours: roundabout exit 2.
-    if let Some(i) = t.rfind("exit-").or_else(|| t.rfind("exit ")) {
+    // OSRM's `exit roundabout right`, `exit rotary straight` leave the ring: a direction.
+    let leaving = t.starts_with("exit roundabout") || t.starts_with("exit rotary");
+    if let Some(i) = t
+        .rfind("exit-")
+        .or_else(|| t.rfind("exit "))
+        .filter(|_| !leaving)
+    {
         if t.contains("roundabout") || t.contains("rotary") || t[..i].ends_with('-') {
             return format!("roundabout {}", &t[i + 5..]);
         }
