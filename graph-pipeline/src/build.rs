@@ -100,13 +100,17 @@ struct Restriction {
 /// `except` listing bicycle exempts them); `Err(())` when its members do not make a restriction.
 fn parse_restriction(r: &RawRelation) -> Option<Result<Restriction, ()>> {
     let value = tag(&r.tags, "restriction:bicycle").or_else(|| {
-        if tag(&r.tags, "except").is_some_and(|e| e.split(';').any(|x| x.trim() == "bicycle")) {
+        // `except` lists vehicles split by `;` (OSM) or `,` (seen in data, and read by OSRM).
+        if tag(&r.tags, "except")
+            .is_some_and(|e| e.split([';', ',']).any(|x| x.trim() == "bicycle"))
+        {
             return None;
         }
         tag(&r.tags, "restriction")
     })?;
     let only = value.starts_with("only_");
-    if !only && !value.starts_with("no_") {
+    // `no_turn_on_red`, `no_right_turn_on_red`: a rule for the red light, not a banned turn.
+    if (!only && !value.starts_with("no_")) || value.ends_with("_on_red") {
         return None;
     }
     let members = |role: &str, kind: MemberKind| -> Vec<i64> {
@@ -120,8 +124,12 @@ fn parse_restriction(r: &RawRelation) -> Option<Result<Restriction, ()>> {
     let to_ways = members("to", MemberKind::Way);
     let via_nodes = members("via", MemberKind::Node);
     let via_ways = members("via", MemberKind::Way);
+    // Several from-ways only for `no_entry`, several to-ways only for `no_exit` (as OSM defines
+    // them and OSRM reads them): a `no_right_turn` from two ways names no one turn.
     let well_formed = !from_ways.is_empty()
         && !to_ways.is_empty()
+        && (from_ways.len() == 1 || value == "no_entry")
+        && (to_ways.len() == 1 || value == "no_exit")
         && ((via_nodes.len() == 1 && via_ways.is_empty())
             || (via_nodes.is_empty() && !via_ways.is_empty()));
     if !well_formed {

@@ -121,6 +121,11 @@ fn bicycle_said(tags: &Tags) -> Option<(Said, bool)> {
         .map(|s| (s, false))
 }
 
+/// The pedestrian's word from the `foot` key alone.
+fn foot_said_own(tags: &Tags) -> Option<Said> {
+    said(tag(tags, "foot"))
+}
+
 /// The pedestrian's word: `foot` over `access`.
 fn foot_said(tags: &Tags) -> Option<Said> {
     ["foot", "access"]
@@ -157,6 +162,12 @@ pub fn node_passage(tags: &Tags) -> Option<(BikeAccess, bool)> {
     }
     match bicycle_said(tags) {
         Some((Said::Yes, _)) => bike = BikeAccess::Ride,
+        // On a crossing node, `bicycle=no` says "not ridden across": the rider walks across, as
+        // at `bicycle=dismount`, where OSRM ignores the tag and a closed crossing would cut the
+        // network. Elsewhere a node closed to bicycles does not let one through.
+        Some((Said::No, _)) if barrier.is_none() && tag(tags, "highway") == Some("crossing") => {
+            bike = BikeAccess::Push
+        }
         Some((Said::No, _)) => bike = BikeAccess::No,
         Some((Said::Dismount, _)) => bike = BikeAccess::Push,
         None => {}
@@ -165,6 +176,9 @@ pub fn node_passage(tags: &Tags) -> Option<(BikeAccess, bool)> {
         Some(Said::Yes) => foot = true,
         Some(Said::No) => foot = false,
         _ => {}
+    }
+    if bike == BikeAccess::Push && !foot {
+        bike = BikeAccess::No;
     }
     if bike == BikeAccess::Ride && foot {
         None
@@ -421,10 +435,48 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
     let highway = tag(tags, "highway")?;
     let bicycle = tag(tags, "bicycle");
     let bicycle_word = bicycle_said(tags);
+    // A cycle track or lane mapped on the way itself (`cycleway`, `cycleway:left|right|both`)
+    // opens it to bicycles whatever its highway class, as OSRM reads it.
+    let cycle_facility = [
+        "cycleway",
+        "cycleway:left",
+        "cycleway:right",
+        "cycleway:both",
+    ]
+    .iter()
+    .any(|k| {
+        tag(tags, k).is_some_and(|v| infra_of(v).is_some() || v == "sharrow" || v == "opposite")
+    });
     // Motorways are closed to bicycles unless a `bicycle=yes` opens one (a shoulder some US states
-    // allow); then they are ridden as trunk roads.
+    // allow) or a cycle facility is mapped on it; then they are ridden as trunk roads.
     let motorway = matches!(highway, "motorway" | "motorway_link")
-        && bicycle_word.is_some_and(|(s, own)| own && s == Said::Yes);
+        && (bicycle_word.is_some_and(|(s, own)| own && s == Said::Yes) || cycle_facility);
+    // An unknown highway value (a runway, a mistyped class) is ridden as a road where a cycle
+    // facility is mapped on it or an access tag opens it to vehicles (`bicycle`, `vehicle` or
+    // `access` yes), as OSRM reads it: the tag says the public may use it.
+    let closed = [
+        "construction",
+        "proposed",
+        "platform",
+        "corridor",
+        "abandoned",
+        "disused",
+        "razed",
+        "elevator",
+        "bus_stop",
+        "services",
+        "rest_area",
+        "raceway",
+        "escape",
+        "emergency_bay",
+    ];
+    let opened = bicycle_word.is_some_and(|(s, _)| s == Said::Yes);
+    let unknown_opened = (cycle_facility || opened)
+        && !ROAD_CLASSES.contains(&highway)
+        && !PATH_CLASSES.contains(&highway)
+        && !matches!(highway, "motorway" | "motorway_link")
+        && !closed.contains(&highway);
+    let highway = if unknown_opened { "road" } else { highway };
     let is_road = ROAD_CLASSES.contains(&highway) || motorway;
     if !is_road && !PATH_CLASSES.contains(&highway) {
         return None; // motorways, construction, proposed, platforms, corridors, ...
@@ -453,6 +505,10 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
     if foot == Some("use_sidepath") {
         walk = false;
     }
+    // Only `foot` itself lets walkers onto a motorway; `access=yes` there is for vehicles.
+    if matches!(highway, "motorway" | "motorway_link") && foot_said_own(tags) != Some(Said::Yes) {
+        walk = false;
+    }
     // An opened motorway is rated as a trunk road.
     let highway = if motorway { "trunk" } else { highway };
 
@@ -476,6 +532,8 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         "footway" | "pedestrian" => BikeAccess::Push,
         // Steps are carried up and down: pushed at walking speed (a `ramp:bicycle` eases it).
         "steps" => BikeAccess::Push,
+        // A bridleway is the horses'; where walkers are let on (`foot=yes`), the bike is walked.
+        "bridleway" if foot_said(tags) == Some(Said::Yes) => BikeAccess::Push,
         "bridleway" => BikeAccess::No,
         "trunk" | "trunk_link" if !rules.trunk_riding => BikeAccess::No,
         _ => BikeAccess::Ride,
@@ -514,7 +572,8 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         Some("yes" | "true" | "1") => 1,
         Some("-1" | "reverse") => -1,
         Some("no" | "false" | "0") => 0,
-        _ if roundabout => 1,
+        // A motorway (not its link) is one-way unless tagged otherwise.
+        _ if roundabout || (motorway && tag(tags, "highway") == Some("motorway")) => 1,
         _ => 0,
     };
     let road_oneway = oneway != 0;
@@ -534,7 +593,11 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
                     Some("-1" | "no")
                 ) && tag(tags, &format!("cycleway:{s}")).is_some_and(|v| infra_of(v).is_some())
             });
-            if oneway != 0 && (cycleway.starts_with("opposite") || side_contra) {
+            // `cycleway:left=opposite` (or right, both) is a contraflow facility like `cycleway=opposite`.
+            let side_opposite = ["left", "right", "both"].iter().any(|s| {
+                tag(tags, &format!("cycleway:{s}")).is_some_and(|v| v.starts_with("opposite"))
+            });
+            if oneway != 0 && (cycleway.starts_with("opposite") || side_contra || side_opposite) {
                 contraflow = true;
                 oneway = 0;
             }

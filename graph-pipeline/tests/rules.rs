@@ -242,7 +242,44 @@ fn the_most_specific_access_tag_wins() {
     );
     // bicycle=yes opens a highway otherwise closed to bicycles; access=yes and vehicle=yes do not.
     assert_eq!(fwd("highway=bridleway bicycle=yes").1, Ride);
-    assert_eq!(nyc("highway=bridleway access=yes").forward.bike(), No);
+    // A bridleway open to walkers (`foot=yes`, or `access=yes`) is walked with the bike.
+    assert_eq!(nyc("highway=bridleway access=yes").forward.bike(), Push);
+    assert_eq!(nyc("highway=bridleway foot=yes").forward.bike(), Push);
+    assert_eq!(nyc("highway=bridleway").forward.bike(), No);
+    // An opened motorway is one-way, its link not.
+    // use_sidepath closes a trunk road; elsewhere the road is rated very busy but stays ridable
+    // (Chicago tags it on most streets with a separate protected lane: the few metres to a side
+    // street are ridden).
+    assert_eq!(
+        nyc("highway=primary bicycle=use__sidepath").forward.bike(),
+        Ride
+    );
+    assert_eq!(nyc("highway=motorway bicycle=yes").backward.bike(), No);
+    assert_eq!(
+        nyc("highway=motorway__link bicycle=yes").backward.bike(),
+        Ride
+    );
+    // A cycle facility mapped on a motorway opens it (one-way; `opposite` both ways), never to walking.
+    let m = nyc("highway=motorway cycleway=track");
+    assert_eq!((m.forward.bike(), m.backward.bike()), (Ride, No));
+    assert!(!m.forward.foot());
+    assert_eq!(
+        nyc("highway=motorway cycleway:left=opposite")
+            .backward
+            .bike(),
+        Ride
+    );
+    assert!(
+        !nyc("highway=motorway access=yes cycleway=lane")
+            .backward
+            .foot()
+    );
+    assert!(classify_in("nyc", "highway=motorway cycleway=no").is_none());
+    // An unknown highway type opened by a cycle facility or an access tag is ridden as a road.
+    assert_eq!(fwd("highway=runway access=yes").1, Ride);
+    assert_eq!(fwd("highway=some__tag cycleway=lane").1, Ride);
+    assert!(classify_in("nyc", "highway=runway").is_none());
+    assert!(classify_in("nyc", "highway=construction access=yes").is_none());
     assert_eq!(fwd("highway=footway bicycle=yes").1, Ride);
     assert_eq!(fwd("highway=footway vehicle=yes").1, Push);
     assert_eq!(fwd("highway=footway footway=sidewalk bicycle=yes").1, Ride);
@@ -304,6 +341,16 @@ fn barriers_and_access_on_nodes() {
     assert_eq!(
         node_passage(&tags("barrier=bollard bicycle=no")),
         Some((No, true))
+    );
+    // A crossing closed to riding is walked across; another node closed to bicycles is not passed.
+    assert_eq!(
+        node_passage(&tags("highway=crossing bicycle=no")),
+        Some((Push, true))
+    );
+    assert_eq!(node_passage(&tags("bicycle=no")), Some((No, true)));
+    assert_eq!(
+        node_passage(&tags("highway=crossing bicycle=no foot=no")),
+        Some((No, false))
     );
     assert_eq!(node_passage(&tags("access=no")), Some((No, false)));
     assert_eq!(

@@ -7,26 +7,12 @@
 //! fails when one of them starts to pass, so the list only shrinks. Run alone with
 //! `cargo test -p quietway-graph-pipeline --test scenarios` (an argument filters files by name).
 
-use quietway_engine::city::{City, Profile, RouteRequest};
-use quietway_engine::graph::{CoverageArea, way_flags};
-use quietway_engine::guidance::{Step, StepKind};
-use quietway_graph_pipeline::build::{BuildInput, build};
-use quietway_graph_pipeline::city::load_cities;
-use quietway_graph_pipeline::progress::Progress;
+mod scenario_support;
+
+use quietway_engine::city::City;
+use scenario_support::{Map, Mode, Tags, build_city, offset, route};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-
-/// Where the maps are drawn: a corner of Manhattan (any place works; the coverage is the map's own).
-const ORIGIN: [f64; 2] = [-73.99, 40.73];
-const METRES_PER_DEGREE: f64 = 111_320.0;
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Mode {
-    Direct,
-    SuperSafe,
-    Walking,
-}
+use std::path::PathBuf;
 
 struct Row {
     line: usize,
@@ -38,18 +24,10 @@ struct Row {
     distance: Option<f64>,
 }
 
-type Tags = Vec<(String, String)>;
-
 #[derive(Default)]
 struct Scenario {
     grid_m: f64,
-    city: String,
-    min_island_nodes: usize,
-    positions: BTreeMap<char, [f64; 2]>,
-    ways: Vec<(String, Tags)>,
-    nodes: Vec<(char, Tags)>,
-    /// Tags, then members as (role, way letters or node letter).
-    relations: Vec<(Tags, Tags)>,
+    map: Map,
     rows: Vec<Row>,
 }
 
@@ -71,8 +49,11 @@ fn optional(cell: Option<&str>) -> Option<String> {
 fn parse(text: &str) -> Result<Scenario, String> {
     let mut sc = Scenario {
         grid_m: 20.0,
-        city: "nyc".into(),
-        min_island_nodes: 25,
+        map: Map {
+            city: "nyc".into(),
+            min_island_nodes: 25,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let mut section = "";
@@ -97,11 +78,11 @@ fn parse(text: &str) -> Result<Scenario, String> {
                 continue;
             }
             "city" => {
-                sc.city = words.next().unwrap_or("nyc").to_string();
+                sc.map.city = words.next().unwrap_or("nyc").to_string();
                 continue;
             }
             "islands" => {
-                sc.min_island_nodes = words
+                sc.map.min_island_nodes = words
                     .next()
                     .and_then(|v| v.parse().ok())
                     .ok_or_else(|| err("islands takes a node count".into()))?;
@@ -131,10 +112,7 @@ fn parse(text: &str) -> Result<Scenario, String> {
                     if c.is_ascii_alphanumeric() {
                         let dx = col as f64 * sc.grid_m;
                         let dy = map_row as f64 * sc.grid_m;
-                        let lon =
-                            ORIGIN[0] + dx / (METRES_PER_DEGREE * ORIGIN[1].to_radians().cos());
-                        let lat = ORIGIN[1] - dy / METRES_PER_DEGREE;
-                        if sc.positions.insert(c, [lon, lat]).is_some() {
+                        if sc.map.positions.insert(c, offset(dx, dy)).is_some() {
                             return Err(err(format!("'{c}' is drawn twice")));
                         }
                     }
@@ -145,7 +123,8 @@ fn parse(text: &str) -> Result<Scenario, String> {
                 let (nodes, tags) = trimmed
                     .split_once(char::is_whitespace)
                     .unwrap_or((trimmed, ""));
-                sc.ways
+                sc.map
+                    .ways
                     .push((nodes.to_string(), parse_tags(tags).map_err(err)?));
             }
             "nodes" => {
@@ -153,13 +132,13 @@ fn parse(text: &str) -> Result<Scenario, String> {
                     .split_once(char::is_whitespace)
                     .unwrap_or((trimmed, ""));
                 let c = node.chars().next().unwrap();
-                sc.nodes.push((c, parse_tags(tags).map_err(err)?));
+                sc.map.nodes.push((c, parse_tags(tags).map_err(err)?));
             }
             "relations" => {
                 let (tags, members) = trimmed
                     .split_once('|')
                     .ok_or_else(|| err("a relation is `tags | role=member…`".into()))?;
-                sc.relations.push((
+                sc.map.relations.push((
                     parse_tags(tags).map_err(err)?,
                     parse_tags(members).map_err(err)?,
                 ));
@@ -197,208 +176,27 @@ fn parse(text: &str) -> Result<Scenario, String> {
     Ok(sc)
 }
 
-/// Writes the scenario as an OSM XML file: letters become nodes, ways and relations get ids in the
-/// order written.
-fn to_osm(sc: &Scenario) -> Result<String, String> {
-    let node_id = |c: char| -> Result<i64, String> {
-        sc.positions
-            .keys()
-            .position(|&k| k == c)
-            .map(|p| p as i64 + 1)
-            .ok_or_else(|| format!("node '{c}' is not on the map"))
-    };
-    let way_id = |key: &str| -> Result<i64, String> {
-        sc.ways
-            .iter()
-            .position(|(k, _)| k == key)
-            .map(|p| p as i64 + 101)
-            .ok_or_else(|| format!("no way '{key}'"))
-    };
-    let esc = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('"', "&quot;")
-            .replace('<', "&lt;")
-    };
-    let mut x = String::from("<?xml version=\"1.0\"?>\n<osm version=\"0.6\">\n");
-    for (&c, p) in &sc.positions {
-        if c.is_ascii_digit() {
-            continue; // digits mark waypoints only
-        }
-        write!(
-            x,
-            "<node id=\"{}\" version=\"1\" lon=\"{:.7}\" lat=\"{:.7}\">",
-            node_id(c)?,
-            p[0],
-            p[1]
-        )
-        .unwrap();
-        for (n, tags) in &sc.nodes {
-            if *n == c {
-                for (k, v) in tags {
-                    write!(x, "<tag k=\"{}\" v=\"{}\"/>", esc(k), esc(v)).unwrap();
-                }
-            }
-        }
-        x.push_str("</node>\n");
-    }
-    for (key, tags) in &sc.ways {
-        write!(x, "<way id=\"{}\" version=\"1\">", way_id(key)?).unwrap();
-        for c in key.chars() {
-            write!(x, "<nd ref=\"{}\"/>", node_id(c)?).unwrap();
-        }
-        for (k, v) in tags {
-            write!(x, "<tag k=\"{}\" v=\"{}\"/>", esc(k), esc(v)).unwrap();
-        }
-        x.push_str("</way>\n");
-    }
-    for (i, (tags, members)) in sc.relations.iter().enumerate() {
-        write!(x, "<relation id=\"{}\" version=\"1\">", 1001 + i).unwrap();
-        for (role, m) in members {
-            if m.chars().count() == 1 {
-                let c = m.chars().next().unwrap();
-                write!(
-                    x,
-                    "<member type=\"node\" ref=\"{}\" role=\"{role}\"/>",
-                    node_id(c)?
-                )
-                .unwrap();
-            } else {
-                write!(
-                    x,
-                    "<member type=\"way\" ref=\"{}\" role=\"{role}\"/>",
-                    way_id(m)?
-                )
-                .unwrap();
-            }
-        }
-        for (k, v) in tags {
-            write!(x, "<tag k=\"{}\" v=\"{}\"/>", esc(k), esc(v)).unwrap();
-        }
-        x.push_str("</relation>\n");
-    }
-    x.push_str("</osm>\n");
-    Ok(x)
-}
-
-/// Builds the scenario's map with the pipeline and loads it into the engine.
-fn build_city(sc: &Scenario, name: &str, dir: &Path) -> Result<City, String> {
-    let file = dir.join(format!("{name}.osm"));
-    std::fs::write(&file, to_osm(sc)?).map_err(|e| e.to_string())?;
-    let cities = load_cities(None)?;
-    let config = cities
-        .get(&sc.city)
-        .cloned()
-        .ok_or_else(|| format!("unknown city {}", sc.city))?;
-    // The coverage is the map's own box, a kilometre round it.
-    let (mut w, mut s, mut e, mut n) = (180.0f64, 90.0f64, -180.0f64, -90.0f64);
-    for p in sc.positions.values() {
-        (w, s, e, n) = (w.min(p[0]), s.min(p[1]), e.max(p[0]), n.max(p[1]));
-    }
-    let pad = 0.01;
-    let ring = vec![
-        [w - pad, s - pad],
-        [e + pad, s - pad],
-        [e + pad, n + pad],
-        [w - pad, n + pad],
-        [w - pad, s - pad],
-    ];
-    let input = BuildInput {
-        city_id: sc.city.clone(),
-        city: config,
-        osm: vec![file],
-        dem: None,
-        areas: vec![CoverageArea {
-            name: "scenario".into(),
-            polygons: vec![vec![ring]],
-        }],
-        sources: vec![],
-        min_component_nodes: sc.min_island_nodes,
-    };
-    let (graph, _) = build(&input, &Progress::new(true))?;
-    City::from_graph(graph, "scenario".into(), None)
-}
-
-fn turn_of(s: &Step) -> String {
-    match s.kind {
-        StepKind::Depart => "depart".into(),
-        StepKind::Arrive => "arrive".into(),
-        StepKind::Roundabout => format!("roundabout exit {}", s.exit.unwrap_or(0)),
-        StepKind::UTurn => "uturn".into(),
-        k => match s.modifier {
-            Some(m) => format!("{} {m}", k.name()),
-            None => k.name().into(),
-        },
-    }
-}
-
 /// What a row's route gives: `(names, turns, modes, metres)`, or `None` for no route.
 fn run_row(city: &City, sc: &Scenario, row: &Row) -> Result<Option<[String; 4]>, String> {
     let waypoints = row
         .waypoints
         .iter()
         .map(|c| {
-            sc.positions
+            sc.map
+                .positions
                 .get(c)
                 .copied()
                 .ok_or_else(|| format!("waypoint '{c}' is not on the map"))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let profile = if row.profile == Mode::Walking {
-        Profile::Walking
-    } else {
-        Profile::Cycling
-    };
-    let req = RouteRequest {
-        waypoints,
-        profile,
-        supersafe: row.profile == Mode::SuperSafe,
-        night: false,
-        bearing: None,
-        departure: None,
-    };
-    let Some(route) = city.route(&req).map_err(|e| format!("{e:?}"))? else {
-        return Ok(None);
-    };
-    let g = &city.graph;
-    let (mut names, mut turns, mut modes) = (vec![], vec![], vec![]);
-    let mut metres = 0.0;
-    for (i, leg) in route.legs.iter().enumerate() {
-        let w = &route.waypoints[i];
-        let (steps, _) = city.guidance(leg, [w.lon, w.lat], profile, false);
-        for s in &steps {
-            metres += s.distance_m;
-            names.push(s.name.clone());
-            turns.push(turn_of(s));
-            let ferry = s
-                .arcs
-                .iter()
-                .any(|&a| g.way_flags[g.arc_way(a) as usize] & way_flags::FERRY != 0);
-            // Arriving is no change of mode: the arrive step keeps the mode it arrives in.
-            if s.kind == StepKind::Arrive {
-                let last = modes.last().cloned().unwrap_or_default();
-                modes.push(last);
-                continue;
-            }
-            modes.push(
-                if ferry {
-                    "ferry"
-                } else if s.push {
-                    "pushing"
-                } else if profile == Profile::Walking {
-                    "walking"
-                } else {
-                    "cycling"
-                }
-                .to_string(),
-            );
-        }
-    }
-    Ok(Some([
-        names.join(","),
-        turns.join(","),
-        modes.join(","),
-        format!("{metres:.0}"),
-    ]))
+    Ok(route(city, &waypoints, row.profile)?.map(|h| {
+        [
+            h.names.join(","),
+            h.turns.join(","),
+            h.modes.join(","),
+            format!("{:.0}", h.metres),
+        ]
+    }))
 }
 
 /// Compares a row's route with what it expects; `Ok(())` or the differences.
@@ -498,7 +296,7 @@ fn main() {
                 continue;
             }
         };
-        let city = build_city(&sc, &name, &tmp);
+        let city = build_city(&sc.map, &name, &tmp);
         for row in &sc.rows {
             let key = row_key(&name, row);
             if !seen.insert(key.clone()) {

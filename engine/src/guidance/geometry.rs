@@ -32,9 +32,9 @@ pub fn modifier_of_angle(d: f64) -> &'static str {
     let side = |l: &'static str, r: &'static str| if d < 0.0 { l } else { r };
     if a <= 20.0 {
         "straight"
-    } else if a <= 50.0 {
+    } else if a <= 40.0 {
         side("slight left", "slight right")
-    } else if a <= 125.0 {
+    } else if a <= 120.0 {
         side("left", "right")
     } else {
         side("sharp left", "sharp right")

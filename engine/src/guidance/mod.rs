@@ -357,6 +357,46 @@ impl City {
         out
     }
 
+    /// Two ways off one junction to the same side in one band (two rights at 90° and 45°): the
+    /// gentler is said one band softer ("slight right", a sharp one "right"), so the rider can tell
+    /// which, as OSRM assigns them. Ways the rider would not ride (a footway, riding) do not count.
+    fn set_apart(
+        &self,
+        prev: &Piece,
+        cur: &Piece,
+        line: &Line,
+        angle: f64,
+        m: &'static str,
+        profile: Profile,
+    ) -> &'static str {
+        let softer = match m {
+            "left" => "slight left",
+            "right" => "slight right",
+            "sharp left" => "left",
+            "sharp right" => "right",
+            _ => return m,
+        };
+        if !prev.reaches_head {
+            return m;
+        }
+        let riding = |a: ArcId| self.graph.arc_attrs[a as usize].bike() == BikeAccess::Ride;
+        let rides_on = profile == Profile::Cycling && riding(cur.arc);
+        let before = line.heading_into(cur.span.start);
+        let mut shape = Vec::with_capacity(16);
+        let sharper_alike = self
+            .choices_after(prev.arc, profile)
+            .filter(|&a| a != cur.arc && (!rides_on || riding(a)))
+            .any(|a| {
+                shape.clear();
+                self.graph.arc_geometry(a, &mut shape);
+                let other = turn_angle(before, line.plane.start_bearing(&shape));
+                other.signum() == angle.signum()
+                    && other.abs() > angle.abs()
+                    && geometry::modifier_of_angle(other) == m
+            });
+        if sharper_alike { softer } else { m }
+    }
+
     /// Traffic control met on the way, where it applies to the direction travelled.
     fn stops(&self, pieces: &[Piece]) -> Vec<Stop> {
         let g = &self.graph;
@@ -442,7 +482,17 @@ impl City {
                     if reversal || (angle.abs() > passes::UTURN_DEG && same_road) {
                         (StepKind::UTurn, Some("uturn"))
                     } else {
-                        let m = geometry::modifier_of_angle(angle);
+                        let mut m = geometry::modifier_of_angle(angle);
+                        if seg.first == seg.onto && seg.first > 0 {
+                            m = self.set_apart(
+                                &pieces[seg.first - 1],
+                                &pieces[seg.first],
+                                line,
+                                angle,
+                                m,
+                                profile,
+                            );
+                        }
                         let k = if m == "straight" {
                             StepKind::Continue
                         } else {

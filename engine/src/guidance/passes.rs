@@ -18,13 +18,17 @@ pub const SAME_ROAD_TURN_DEG: f64 = 45.0;
 pub const UTURN_DEG: f64 = 165.0;
 /// Up to this the maneuver reads as straight on.
 const STRAIGHT_DEG: f64 = 20.0;
-/// Up to this a turn is a "bear" (`slight`; `geometry::modifier_of_angle`).
+/// Up to this a turn is gentle enough for the jog and rejoin passes (wider than the `slight` band of
+/// `geometry::modifier_of_angle`, which ends at OSRM's 40°).
 const BEAR_DEG: f64 = 50.0;
 /// A first or last stretch shorter than this comes from a waypoint on (or a snap beside) a junction.
 pub const WAYPOINT_ON_JUNCTION_M: f64 = 3.0;
 /// A stretch shorter than this between two maneuvers is part of one of them: a crossing, a slip
 /// lane, a sidewalk hop, the offset of a staggered junction.
 pub const SHORT_STRETCH_M: f64 = 15.0;
+/// A first stretch shorter than this is part of the departure: a start on a junction or snapped a
+/// few metres from it. A start further before a corner keeps the turn (OSRM says it).
+pub const OPENING_STRETCH_M: f64 = 5.0;
 /// An unnamed stretch shorter than this between two maneuvers (a crossing, a sidewalk hop), or a
 /// jog this short that turns one way and then the other (bear left, bear right across a wide
 /// road), is part of the maneuver after it: OSRM's `MAX_COLLAPSE_DISTANCE`.
@@ -280,7 +284,7 @@ pub(crate) fn run(
 fn waypoint_on_junction(segs: &mut Vec<Seg>, cx: &Cx) {
     // A first stretch shorter than a link (a start a few metres before a corner) is no step of its
     // own either: "a 4 m opening step" helps no rider.
-    if segs.len() >= 2 && cx.distance(&segs[0]) < SHORT_STRETCH_M && !ring(&segs[1]) {
+    if segs.len() >= 2 && cx.distance(&segs[0]) < OPENING_STRETCH_M && !ring(&segs[1]) {
         fold_forward(segs, 0);
     }
     let n = segs.len();
@@ -303,6 +307,7 @@ fn short_stretches(segs: &mut Vec<Seg>, cx: &Cx) {
         let s = segs[i];
         let d = cx.distance(&s);
         let link = d < SHORT_STRETCH_M
+            || (d < COLLAPSE_M && crossover(cx, &segs[i - 1], &s, &segs[i + 1]))
             || (d < COLLAPSE_M
                 && !ring(&segs[i + 1])
                 && (cx.name(&s) == (0, 0) || zigzag(cx, &segs[i - 1], &s, &segs[i + 1]))
@@ -367,6 +372,33 @@ fn bears_one_way(cx: &Cx, s: &Seg, next: &Seg) -> bool {
 /// Whether a stretch's maneuver turns one way and the next one the other as a jog: bearing across
 /// a wide road, or turning off a road and back onto it (a staggered crossing of the same road). Two
 /// real corners (a 20 m side street between a right and a left) stay two turns.
+/// The crossover of a divided road: a short stretch that carries the name of one of the roads it
+/// joins, ridden across between a turn and a straight-on (turn left off the near carriageway, cross
+/// the median, straight on into the side road; or straight on from the side road across the near
+/// carriageway, then left onto the far one). The rider makes one turn there, as OSRM collapses a
+/// segregated intersection.
+fn crossover(cx: &Cx, prev: &Seg, s: &Seg, next: &Seg) -> bool {
+    let (a, b) = (cx.angle(s), cx.angle(next));
+    let here = cx.name(s);
+    if here == (0, 0)
+        || ring(prev)
+        || ring(next)
+        || s.reversal(cx.pieces)
+        || next.reversal(cx.pieces)
+    {
+        return false;
+    }
+    let turn_then_straight = here == cx.name(prev)
+        && here != cx.name(next)
+        && a.abs() > STRAIGHT_DEG
+        && b.abs() <= STRAIGHT_DEG;
+    let straight_then_turn = here == cx.name(next)
+        && here != cx.name(prev)
+        && a.abs() <= STRAIGHT_DEG
+        && b.abs() > STRAIGHT_DEG;
+    (turn_then_straight || straight_then_turn) && cx.through(s, next).abs() <= COLLAPSE_TURN_DEG
+}
+
 fn zigzag(cx: &Cx, prev: &Seg, s: &Seg, next: &Seg) -> bool {
     let (a, b) = (cx.angle(s), cx.angle(next));
     let turns = |x: f64| x.abs() > STRAIGHT_DEG;

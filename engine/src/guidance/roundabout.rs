@@ -1,5 +1,6 @@
 //! Roundabout exits as a rider counts them: the ways off the ring at each junction passed after
-//! entering, plus the one taken. Not counted: ways the profile may not take off the ring (an entry
+//! entering (at the entry itself, those that do not turn back beside the way come in on), plus
+//! the one taken. Not counted: ways the profile may not take off the ring (an entry
 //! that is one-way towards the ring, a footway a rider would have to push along), service roads
 //! (`highway=service`: driveways, parking aisles) and unnamed dead ends (driveways mapped as
 //! another highway type).
@@ -11,6 +12,10 @@ use super::passes::Seg;
 use crate::city::{City, Profile};
 use crate::graph::{ArcId, BikeAccess, way_flags};
 
+/// Within this of the way back, a way leaving the ring's entry node turns back (the other
+/// carriageway of the arm come in on) and is no exit passed.
+const ENTRY_BACK_DEG: f64 = 60.0;
+
 /// The exit number (1-based) of a roundabout stretch.
 pub(crate) fn exit_number(city: &City, pieces: &[Piece], seg: &Seg, profile: Profile) -> u32 {
     let mut passed = 0;
@@ -18,6 +23,24 @@ pub(crate) fn exit_number(city: &City, pieces: &[Piece], seg: &Seg, profile: Pro
         // The junction at the tail of piece `k`; at the ring's entry the rider has not yet joined
         // it (a way leaving there is behind them or taken instead of the ring).
         let (prev, cur) = (&pieces[k - 1], &pieces[k]);
+        if !prev.ring && cur.ring && prev.reaches_head {
+            // The entry: a way leaving here that does not turn back beside the way come in on
+            // (one-way arms that pass through the ring's node, in on one side and out on the
+            // other) is an exit the rider passes as they join.
+            let g = &city.graph;
+            let back = (g.arc_bearing_end(prev.arc) as f64 + 180.0).rem_euclid(360.0);
+            let beside_back = |a: ArcId| {
+                let d = (g.arc_bearing_start(a) as f64 - back).rem_euclid(360.0);
+                d.min(360.0 - d) < ENTRY_BACK_DEG
+            };
+            if city
+                .choices_after(prev.arc, profile)
+                .any(|a| a != cur.arc && counts_as_exit(city, a, profile) && !beside_back(a))
+            {
+                passed += 1;
+            }
+            continue;
+        }
         if !prev.ring || !prev.reaches_head {
             continue;
         }

@@ -314,10 +314,10 @@ fn crossings_jogs_opening_stretches_and_unnamed_paths_are_not_steps_of_their_own
         .way("Cross Street", &["d", "z"])
         .way("", &["d", "e"]);
     let (city, n) = m.city();
-    // Starting 8 m before the corner on Mill Road (no 8 m opening step), across the road by the
+    // Starting 4 m before the corner on Mill Road (no 4 m opening step), across the road by the
     // crossing (one maneuver, read from Oak Street to Pine Street: straight on), then straight on
     // along the path (no bare "continue").
-    let leg = leg_partial(&city, &n, &["w", "a", "b", "c", "d", "e"], 0.92, 1.0);
+    let leg = leg_partial(&city, &n, &["w", "a", "b", "c", "d", "e"], 0.96, 1.0);
     let steps = guide(&city, &leg, Profile::Cycling);
     assert_eq!(
         said(&steps),
@@ -328,6 +328,18 @@ fn crossings_jogs_opening_stretches_and_unnamed_paths_are_not_steps_of_their_own
         ],
         "{:?}",
         steps.iter().map(|s| s.distance_m).collect::<Vec<_>>()
+    );
+    // Starting 8 m before the corner, the corner is a turn the rider must hear (as OSRM says it).
+    let leg = leg_partial(&city, &n, &["w", "a", "b", "c", "d", "e"], 0.92, 1.0);
+    let steps = guide(&city, &leg, Profile::Cycling);
+    assert_eq!(
+        said(&steps),
+        [
+            "depart: Mill Road",
+            "turn left: Oak Street",
+            "continue straight: Pine Street",
+            "arrive: Pine Street"
+        ]
     );
     check_distances(&steps);
 }
@@ -700,7 +712,7 @@ fn a_leg_may_start_or_end_on_the_ring() {
         said(&steps),
         [
             "depart: South Road",
-            "turn slight right: Grand Circle",
+            "turn right: Grand Circle",
             "arrive: Grand Circle"
         ]
     );
