@@ -229,7 +229,7 @@ impl Cch {
             return;
         }
         metric.pruned = std::sync::OnceLock::new();
-        let bits = UpdateBits::new(self.arc_count());
+        let bits = self.marks.take(self.arc_count());
         let mut seeded = vec![];
         for &(input, w) in changes {
             metric.input_weights.set(input as usize, w);
@@ -246,6 +246,7 @@ impl Cch {
             // One task over every rank from the first change's: nothing to hand up, no chunk
             // shared between tasks.
             let Some(&first) = seeded.first() else {
+                self.marks.give_back(bits);
                 return;
             };
             let ctx = UpdateContext {
@@ -257,6 +258,7 @@ impl Cch {
             };
             let out = self.update_ranks(self.arc_tail(first), n - 1, &ctx, vec![]);
             debug_assert!(out.is_empty());
+            self.marks.give_back(ctx.bits);
             return;
         };
         // Tasks: each root's subtree, split below every branching node of a large subtree into its
@@ -290,15 +292,17 @@ impl Cch {
                 debug_assert!(out.is_empty());
             }
         }
-        let ctx = &ctx;
+        let shared = &ctx;
         rayon::scope(|s| {
             for &r in &large {
                 s.spawn(move |_| {
-                    let out = self.update_subtree(r, split, ctx);
+                    let out = self.update_subtree(r, split, shared);
                     debug_assert!(out.is_empty());
                 });
             }
         });
+        let UpdateContext { bits, .. } = ctx;
+        self.marks.give_back(bits);
     }
 
     /// The arcs whose lower endpoint lies in ranks `lo..=hi`.
@@ -534,7 +538,7 @@ impl Cch {
                     if !mine {
                         if dearer || cheaper {
                             if !bits.announced.get(b as u32) {
-                                bits.announced.set(b as u32);
+                                bits.announce(b as u32);
                             }
                             let v = outside.entry(b as u32).or_insert(Announcement {
                                 arc: b as u32,
@@ -684,6 +688,9 @@ impl AtomicBits {
             a = end;
         }
     }
+    fn zero_word(&self, w: usize) {
+        self.0.words()[w].store(0, std::sync::atomic::Ordering::Relaxed);
+    }
     #[inline(always)]
     fn clear(&self, a: u32) {
         self.0.words()[a as usize >> 6]
@@ -786,13 +793,19 @@ struct UpdateBits {
     announced: AtomicBits,
     /// A bit per word of `pending` that may have a bit set, so that a pass skips the rest: a few
     /// changes on a whole city mark a few thousand of its 18 M arcs, whose pending words took
-    /// a scan of 284 k words to find.
+    /// a scan of 284 k words to find. `recompute` and `modified` are set only on arcs marked
+    /// pending, so these words are all three marks touched.
     pending_words: AtomicBits,
+    /// The same for `announced`.
+    announced_words: AtomicBits,
+    arcs: usize,
 }
 
 impl UpdateBits {
     fn new(arcs: usize) -> UpdateBits {
         UpdateBits {
+            arcs,
+            announced_words: AtomicBits::new(arcs.div_ceil(64)),
             pending_words: AtomicBits::new(arcs.div_ceil(64)),
             pending: AtomicBits::new(arcs),
             recompute: AtomicBits::new(arcs),
@@ -805,6 +818,79 @@ impl UpdateBits {
     fn mark_pending(&self, a: u32) {
         self.pending.set(a);
         self.pending_words.set(a >> 6);
+    }
+
+    #[inline(always)]
+    fn announce(&self, a: u32) {
+        self.announced.set(a);
+        self.announced_words.set(a >> 6);
+    }
+
+    /// Every mark cleared, by the words the last update touched.
+    fn clear(&self) {
+        let words = self.arcs.div_ceil(64);
+        if words == 0 {
+            return;
+        }
+        for (summary, marks) in [
+            (
+                &self.pending_words,
+                [&self.pending, &self.recompute, &self.modified],
+            ),
+            (&self.announced_words, [&self.announced; 3]),
+        ] {
+            summary.for_each_in(0, words, |w| {
+                for m in marks {
+                    m.zero_word(w);
+                }
+            });
+            summary.for_each_in(0, words, |w| summary.zero_word(w >> 6));
+        }
+    }
+}
+
+/// A hierarchy's marks for partial customization, kept between updates: made afresh for each, the
+/// four 2.3 MB sets of a whole city cost more than a live change of a few arcs (zeroed by the
+/// allocator, or their pages faulted in one by one); given back, they are cleared by the words the
+/// update touched. One set per update running at once.
+#[derive(Default)]
+pub(crate) struct MarksPool(std::sync::Mutex<Vec<UpdateBits>>);
+
+impl Clone for MarksPool {
+    fn clone(&self) -> Self {
+        MarksPool::default()
+    }
+}
+
+impl MarksPool {
+    fn take(&self, arcs: usize) -> UpdateBits {
+        let kept = self.0.lock().unwrap().pop();
+        let bits = kept
+            .filter(|b| b.arcs == arcs)
+            .unwrap_or_else(|| UpdateBits::new(arcs));
+        debug_assert!(
+            [
+                &bits.pending,
+                &bits.recompute,
+                &bits.modified,
+                &bits.announced,
+                &bits.pending_words,
+                &bits.announced_words
+            ]
+            .iter()
+            .all(|m| m
+                .0
+                .words()
+                .iter()
+                .all(|w| w.load(std::sync::atomic::Ordering::Relaxed) == 0)),
+            "marks given back uncleared"
+        );
+        bits
+    }
+
+    fn give_back(&self, bits: UpdateBits) {
+        bits.clear();
+        self.0.lock().unwrap().push(bits);
     }
 }
 

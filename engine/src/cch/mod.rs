@@ -100,6 +100,8 @@ pub struct Cch {
     /// Whether this is a [`Cch::restricted`] hierarchy: a part of a chordal one, itself not
     /// chordal (an arc can lack a triangle's third arc, where that arc could never be finite).
     restricted: bool,
+    /// Marks for partial customization, kept between updates.
+    marks: customize::MarksPool,
 }
 
 /// The input arcs of a graph given by its edges, both ways: edge `e`'s arc `2e` runs tail → head
@@ -375,6 +377,7 @@ impl Cch {
             roots: vec![],
             inputs_of: InputsByArc::default(),
             restricted: false,
+            marks: Default::default(),
         };
         let (cf, c) = cch.children();
         cch.child_first = cf;
@@ -496,6 +499,7 @@ impl Cch {
             roots: vec![],
             inputs_of: InputsByArc::default(),
             restricted: true,
+            marks: Default::default(),
         };
         let (cf, c) = cch.children();
         cch.child_first = cf;
@@ -600,6 +604,7 @@ impl Cch {
             roots: vec![],
             inputs_of: InputsByArc::default(),
             restricted: true,
+            marks: Default::default(),
         }
     }
 
