@@ -391,6 +391,22 @@ fn a_stored_restricted_hierarchy_reads_back_as_built() {
         let usable: Vec<bool> = (0..g.weights.len()).map(|_| rng.below(5) < 3).collect();
         let sub = cch.restricted(&usable);
         let (tails, heads) = crate::cch::both_ways(&g.tails, &g.heads);
+        assert_eq!(
+            cch.clone().into_restricted_parts(&usable),
+            sub.stored_parts()
+        );
+        // The finite sides in bits are a customization with unit weights's finite arcs.
+        let unit: Vec<u32> = usable
+            .iter()
+            .map(|&u| if u { 1 } else { INF_WEIGHT })
+            .collect();
+        let reach = cch.customize(&unit);
+        let [fw, bw] = cch.finite_sides(&usable);
+        for a in 0..cch.arc_count() {
+            let bit = |v: &[u64]| v[a >> 6] >> (a & 63) & 1 != 0;
+            assert_eq!(bit(&fw), reach.fw[a] < INF_WEIGHT, "seed {seed} arc {a}");
+            assert_eq!(bit(&bw), reach.bw[a] < INF_WEIGHT, "seed {seed} arc {a}");
+        }
         let back = Cch::from_stored(sub.stored_parts(), &tails, &heads, &usable).unwrap();
         assert_eq!(back.order, sub.order, "seed {seed}");
         assert_eq!(back.rank, sub.rank, "seed {seed}");

@@ -534,14 +534,34 @@ impl Cch {
     /// input map are let go once the unit customization has read them, and the nodes' arrays
     /// move over, so a load or build that makes the cycling hierarchy peaks lower.
     pub fn into_restricted(mut self, usable: &[bool]) -> Cch {
+        self.restrict_arcs(usable);
+        (self.down_first, self.down_arc, self.down_tail) =
+            downward_lists(&self.up_first, &self.up_head);
+        self.triangles = triangle_bound(&self.up_first);
+        self.restricted = true;
+        self.inputs_of = self.inputs_by_arc();
+        self
+    }
+
+    /// What a graph file stores of [`Self::restricted`] (see [`Self::stored_parts`]), without
+    /// the downward lists and input map a hierarchy that routes needs: the pipeline's build of the
+    /// 4 × 4 tiling peaks 0.1 GB lower so.
+    pub fn into_restricted_parts(mut self, usable: &[bool]) -> StoredHierarchy {
+        self.restrict_arcs(usable);
+        StoredHierarchy {
+            order: self.order,
+            up_first: self.up_first,
+            up_head: self.up_head,
+            parent: self.etree_parent,
+        }
+    }
+
+    /// The upward arcs and the input map of [`Self::restricted`], the downward lists and the
+    /// input map by arc let go (to be made again, or not, by the caller).
+    fn restrict_arcs(&mut self, usable: &[bool]) {
         assert_eq!(usable.len(), self.input_cch_arc.len());
-        let reach = {
-            let unit: Vec<Weight> = usable
-                .iter()
-                .map(|&u| if u { 1 } else { INF_WEIGHT })
-                .collect();
-            self.customize(&unit)
-        };
+        let [fw, bw] = self.finite_sides(usable);
+        let finite = |a: usize| (fw[a >> 6] | bw[a >> 6]) >> (a & 63) & 1 != 0;
         self.down_first = Vec::new();
         self.down_arc = Vec::new();
         self.down_tail = Vec::new();
@@ -554,14 +574,14 @@ impl Cch {
         for x in 0..n {
             let (s, e) = (self.up_first[x] as usize, self.up_first[x + 1] as usize);
             for (a, id) in new_id.iter_mut().enumerate().take(e).skip(s) {
-                if reach.fw[a] < INF_WEIGHT || reach.bw[a] < INF_WEIGHT {
+                if finite(a) {
                     *id = up_head.len() as u32;
                     up_head.push(self.up_head[a]);
                 }
             }
             up_first.push(up_head.len() as u32);
         }
-        drop(reach);
+        drop((fw, bw));
         up_head.shrink_to_fit();
         self.up_first = up_first;
         self.up_head = up_head;
@@ -572,13 +592,57 @@ impl Cch {
                 u32::MAX
             };
         }
-        drop(new_id);
-        (self.down_first, self.down_arc, self.down_tail) =
-            downward_lists(&self.up_first, &self.up_head);
-        self.triangles = triangle_bound(&self.up_first);
-        self.restricted = true;
-        self.inputs_of = self.inputs_by_arc();
-        self
+    }
+
+    /// Per side (fw, bw), the arcs that are finite when exactly the `usable` input arcs are: a
+    /// customization of booleans (a sum through a triangle is finite when both its arcs are, a
+    /// minimum when either is), bottom-up on one thread, in bits where a customization with unit
+    /// weights held 8 bytes an arc (178 MB more at the peak of building the 4 × 4 tiling's
+    /// hierarchy). Only on a full (chordal) hierarchy, where every triangle's third arc exists.
+    fn finite_sides(&self, usable: &[bool]) -> [Vec<u64>; 2] {
+        assert!(
+            !self.restricted,
+            "a restricted hierarchy lacks triangles' arcs"
+        );
+        let words = self.arc_count().div_ceil(64);
+        let (mut fw, mut bw) = (vec![0u64; words], vec![0u64; words]);
+        let get = |v: &[u64], a: usize| v[a >> 6] >> (a & 63) & 1 != 0;
+        for (i, &a) in self.input_cch_arc.iter().enumerate() {
+            if a != u32::MAX && usable[i] {
+                let side = if self.input_upward[i] {
+                    &mut fw
+                } else {
+                    &mut bw
+                };
+                side[a as usize >> 6] |= 1 << (a & 63);
+            }
+        }
+        let mut pos = vec![0u32; self.node_count()];
+        for y in 0..self.node_count() {
+            let (s, e) = (self.up_first[y] as usize, self.up_first[y + 1] as usize);
+            for a in s..e {
+                pos[self.up_head[a] as usize] = a as u32;
+            }
+            let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
+            for (&xy, &x) in self.down_arc[ds..de].iter().zip(&self.down_tail[ds..de]) {
+                let (xy, x) = (xy as usize, x as usize);
+                let (fxy, bxy) = (get(&fw, xy), get(&bw, xy));
+                if !fxy && !bxy {
+                    continue;
+                }
+                for xz in xy + 1..self.up_first[x + 1] as usize {
+                    // y → x → z is (x, y) down then (x, z) up: fw of (y, z); z → x → y its bw.
+                    let b = pos[self.up_head[xz] as usize] as usize;
+                    if bxy && get(&fw, xz) {
+                        fw[b >> 6] |= 1 << (b & 63);
+                    }
+                    if fxy && get(&bw, xz) {
+                        bw[b >> 6] |= 1 << (b & 63);
+                    }
+                }
+            }
+        }
+        [fw, bw]
     }
 
     /// The nodes of this hierarchy without its arcs: what a search on a pruned query graph reads

@@ -543,7 +543,14 @@ pub fn store_cycling_hierarchy(g: &mut CityGraph) {
     }
     let turns = TurnGraph::new(g, &crate::graph::turns::stored_restrictions(g));
     let usable = crate::metric::cycling_can_use(g, &turns);
-    let parts = build_cycling_hierarchy(&g.cycling_order, &turns, &usable).stored_parts();
+    let parts = Cch::on_inputs(
+        turns.node_count(),
+        &turns.turn_from,
+        &turns.turn_to,
+        &g.cycling_order,
+        &usable,
+    )
+    .into_restricted_parts(&usable);
     g.cycling_cch_order = parts.order;
     g.cycling_cch_up_first = parts.up_first;
     g.cycling_cch_up_head = parts.up_head;
