@@ -341,8 +341,6 @@ impl Cch {
                     .binary_search(&hi)
                     .expect("chordal supergraph arc") as u32
         };
-        let (down_first, down_arc, down_tail) = downward_lists(&up_first, &up_head);
-        let triangles = triangle_bound(&up_first);
         let mut input_cch_arc = vec![u32::MAX; tails.len()];
         let mut input_upward = vec![false; tails.len()];
         for (i, (&t, &h)) in tails.iter().zip(heads).enumerate() {
@@ -352,19 +350,46 @@ impl Cch {
                 input_upward[i] = a < b;
             }
         }
+        let parts = StoredHierarchy {
+            order: order.to_vec(),
+            up_first,
+            up_head,
+            parent: etree_parent,
+        };
+        Cch::assemble(parts, rank, input_cch_arc, input_upward, false)
+    }
+
+    /// A hierarchy of its upward arcs, tree and input map, with what derives from them: the
+    /// downward lists, subtree sizes and the tree's children and roots (no input map by arc).
+    fn assemble(
+        parts: StoredHierarchy,
+        rank: Vec<u32>,
+        input_cch_arc: Vec<u32>,
+        input_upward: Vec<bool>,
+        restricted: bool,
+    ) -> Cch {
+        let StoredHierarchy {
+            order,
+            up_first,
+            up_head,
+            parent,
+        } = parts;
+        let n = order.len();
         let mut subtree_size = vec![1u32; n];
         for x in 0..n {
-            let p = etree_parent[x];
+            let p = parent[x];
             if p != u32::MAX {
                 subtree_size[p as usize] += subtree_size[x];
             }
         }
+        let (down_first, down_arc, down_tail) = downward_lists(&up_first, &up_head);
+        let triangles = triangle_bound(&up_first);
         let mut cch = Cch {
-            order: order.to_vec(),
+            order,
             rank,
             up_first,
             up_head,
-            etree_parent,
+            etree_parent: parent,
             down_first,
             down_arc,
             down_tail,
@@ -376,12 +401,10 @@ impl Cch {
             child: vec![],
             roots: vec![],
             inputs_of: InputsByArc::default(),
-            restricted: false,
+            restricted,
             marks: Default::default(),
         };
-        let (cf, c) = cch.children();
-        cch.child_first = cf;
-        cch.child = c;
+        (cch.child_first, cch.child) = cch.children();
         cch.roots = (0..n as u32)
             .filter(|&x| cch.etree_parent[x as usize] == u32::MAX)
             .collect();
@@ -469,44 +492,16 @@ impl Cch {
                 input_cch_arc[i] = (s + k) as u32;
             }
         }
-        let mut subtree_size = vec![1u32; n];
-        for x in 0..n {
-            let p = parent[x];
-            if p != u32::MAX {
-                subtree_size[p as usize] += subtree_size[x];
-            }
-        }
-        if (0..n).any(|x| x + 1 < subtree_size[x] as usize) {
-            return Err("stored hierarchy: ranks are not a postorder of the tree".into());
-        }
-        let (down_first, down_arc, down_tail) = downward_lists(&up_first, &up_head);
-        let triangles = triangle_bound(&up_first);
-        let mut cch = Cch {
+        let parts = StoredHierarchy {
             order,
-            rank,
             up_first,
             up_head,
-            etree_parent: parent,
-            down_first,
-            down_arc,
-            down_tail,
-            triangles,
-            input_cch_arc,
-            input_upward,
-            subtree_size,
-            child_first: vec![],
-            child: vec![],
-            roots: vec![],
-            inputs_of: InputsByArc::default(),
-            restricted: true,
-            marks: Default::default(),
+            parent,
         };
-        let (cf, c) = cch.children();
-        cch.child_first = cf;
-        cch.child = c;
-        cch.roots = (0..n as u32)
-            .filter(|&x| cch.etree_parent[x as usize] == u32::MAX)
-            .collect();
+        let mut cch = Cch::assemble(parts, rank, input_cch_arc, input_upward, true);
+        if (0..n).any(|x| x + 1 < cch.subtree_size[x] as usize) {
+            return Err("stored hierarchy: ranks are not a postorder of the tree".into());
+        }
         cch.inputs_of = cch.inputs_by_arc();
         Ok(cch)
     }

@@ -520,6 +520,11 @@ fn changed_weight(
 /// The cycling hierarchy ([`City::cch`]) built from the graph's cycling order: on the turns a
 /// bicycle may use, restricted to the arcs that can be finite.
 pub fn build_cycling_hierarchy(order: &[NodeId], turns: &TurnGraph, usable: &[bool]) -> Cch {
+    cycling_unrestricted(order, turns, usable).into_restricted(usable)
+}
+
+/// The hierarchy on the turns a bicycle may use, before its restriction.
+fn cycling_unrestricted(order: &[NodeId], turns: &TurnGraph, usable: &[bool]) -> Cch {
     Cch::on_inputs(
         turns.node_count(),
         &turns.turn_from,
@@ -527,7 +532,6 @@ pub fn build_cycling_hierarchy(order: &[NodeId], turns: &TurnGraph, usable: &[bo
         order,
         usable,
     )
-    .into_restricted(usable)
 }
 
 /// Stores the cycling hierarchy in the graph (see [`CityGraph::cycling_cch_order`]), built from
@@ -543,14 +547,8 @@ pub fn store_cycling_hierarchy(g: &mut CityGraph) {
     }
     let turns = TurnGraph::new(g, &crate::graph::turns::stored_restrictions(g));
     let usable = crate::metric::cycling_can_use(g, &turns);
-    let parts = Cch::on_inputs(
-        turns.node_count(),
-        &turns.turn_from,
-        &turns.turn_to,
-        &g.cycling_order,
-        &usable,
-    )
-    .into_restricted_parts(&usable);
+    let parts =
+        cycling_unrestricted(&g.cycling_order, &turns, &usable).into_restricted_parts(&usable);
     g.cycling_cch_order = parts.order;
     g.cycling_cch_up_first = parts.up_first;
     g.cycling_cch_up_head = parts.up_head;
