@@ -3,7 +3,7 @@
 //! duration (as the safety and route-quality benchmarks count them).
 //! `cargo run --release -p quietway-bench --example ride_read -- <city> <extract> <lon> <lat> <lon> <lat> [...]`
 //! (the city id and an extract of `shared/osm`, then one or more trips' two ends; `QUIETWAY_SHARED_DATA_DIR`
-//! names the shared data, default `../shared/data`).
+//! names the shared data, default `../shared/data`; `RIDE_NIGHT=1` rides the night metrics).
 use quietway_bench::{build_city, ride_figures};
 use quietway_engine::city::{Profile, RouteRequest};
 use quietway_engine::graph::BikeAccess;
@@ -25,7 +25,7 @@ fn main() {
                 waypoints: vec![from, to],
                 profile: Profile::Cycling,
                 supersafe,
-                night: false,
+                night: std::env::var("RIDE_NIGHT").is_ok_and(|v| v == "1"),
                 bearing: None,
                 departure: None,
             };
