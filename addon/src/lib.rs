@@ -778,7 +778,11 @@ impl Task for LoadTask {
                 format!("cannot load graph {}: {e}", self.path),
             )
         })?;
-        Ok(Arc::new(city))
+        let city = Arc::new(city);
+        // Walking's metric is built once the city answers cycling requests (`City::warm`).
+        let warm = city.clone();
+        std::thread::spawn(move || warm.warm());
+        Ok(city)
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {

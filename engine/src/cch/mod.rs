@@ -433,47 +433,74 @@ impl Cch {
         heads: &[NodeId],
         usable: &[bool],
     ) -> Result<Cch, String> {
-        let StoredHierarchy {
-            order,
-            up_first,
-            up_head,
-            parent,
-        } = parts;
-        let n = order.len();
-        if !crate::graph::is_permutation(&order) || parent.len() != n {
-            return Err("stored hierarchy: order or tree of the wrong size".into());
-        }
-        if up_first.len() != n + 1
-            || up_first[0] != 0
-            || up_first.windows(2).any(|w| w[0] > w[1])
-            || up_first[n] as usize != up_head.len()
+        Cch::stored_topology(parts)?.with_stored_inputs(tails, heads, usable)
+    }
+
+    /// The first half of [`Self::from_stored`], which needs no input arcs: the parts checked and
+    /// what derives from them (downward lists, the tree's sizes, children and roots), so a load
+    /// makes it while it builds the turn model. Its input arcs are mapped by
+    /// [`Self::with_stored_inputs`].
+    pub fn stored_topology(parts: StoredHierarchy) -> Result<Cch, String> {
+        let n = parts.order.len();
         {
-            return Err("stored hierarchy: arc lists are inconsistent".into());
-        }
-        for x in 0..n {
-            let heads_of = &up_head[up_first[x] as usize..up_first[x + 1] as usize];
-            if heads_of.first().is_some_and(|&h| h as usize <= x)
-                || heads_of.last().is_some_and(|&h| h as usize >= n)
-                || heads_of.windows(2).any(|w| w[0] >= w[1])
+            let StoredHierarchy {
+                order,
+                up_first,
+                up_head,
+                parent,
+            } = &parts;
+            if !crate::graph::is_permutation(order) || parent.len() != n {
+                return Err("stored hierarchy: order or tree of the wrong size".into());
+            }
+            if up_first.len() != n + 1
+                || up_first[0] != 0
+                || up_first.windows(2).any(|w| w[0] > w[1])
+                || up_first[n] as usize != up_head.len()
             {
-                return Err(format!(
-                    "stored hierarchy: rank {x}'s arcs do not go up in order"
-                ));
+                return Err("stored hierarchy: arc lists are inconsistent".into());
             }
-            let p = parent[x];
-            if p != u32::MAX && (p as usize <= x || p as usize >= n) {
-                return Err(format!(
-                    "stored hierarchy: rank {x}'s parent is not above it"
-                ));
+            for x in 0..n {
+                let heads_of = &up_head[up_first[x] as usize..up_first[x + 1] as usize];
+                if heads_of.first().is_some_and(|&h| h as usize <= x)
+                    || heads_of.last().is_some_and(|&h| h as usize >= n)
+                    || heads_of.windows(2).any(|w| w[0] >= w[1])
+                {
+                    return Err(format!(
+                        "stored hierarchy: rank {x}'s arcs do not go up in order"
+                    ));
+                }
+                let p = parent[x];
+                if p != u32::MAX && (p as usize <= x || p as usize >= n) {
+                    return Err(format!(
+                        "stored hierarchy: rank {x}'s parent is not above it"
+                    ));
+                }
             }
         }
+        let mut rank = vec![0u32; n];
+        for (r, &v) in parts.order.iter().enumerate() {
+            rank[v as usize] = r as u32;
+        }
+        let cch = Cch::assemble(parts, rank, vec![], vec![], true);
+        if (0..n).any(|x| x + 1 < cch.subtree_size[x] as usize) {
+            return Err("stored hierarchy: ranks are not a postorder of the tree".into());
+        }
+        Ok(cch)
+    }
+
+    /// The second half of [`Self::from_stored`]: the input arcs mapped onto the arcs of a
+    /// [`Self::stored_topology`].
+    pub fn with_stored_inputs(
+        mut self,
+        tails: &[NodeId],
+        heads: &[NodeId],
+        usable: &[bool],
+    ) -> Result<Cch, String> {
         if tails.len() != heads.len() || tails.len() != usable.len() {
             return Err("stored hierarchy: input arcs of the wrong size".into());
         }
-        let mut rank = vec![0u32; n];
-        for (r, &v) in order.iter().enumerate() {
-            rank[v as usize] = r as u32;
-        }
+        let n = self.node_count();
+        let (up_first, up_head, rank) = (&self.up_first, &self.up_head, &self.rank);
         let mut input_cch_arc = vec![u32::MAX; tails.len()];
         let mut input_upward = vec![false; tails.len()];
         for (i, (&t, &h)) in tails.iter().zip(heads).enumerate() {
@@ -492,18 +519,10 @@ impl Cch {
                 input_cch_arc[i] = (s + k) as u32;
             }
         }
-        let parts = StoredHierarchy {
-            order,
-            up_first,
-            up_head,
-            parent,
-        };
-        let mut cch = Cch::assemble(parts, rank, input_cch_arc, input_upward, true);
-        if (0..n).any(|x| x + 1 < cch.subtree_size[x] as usize) {
-            return Err("stored hierarchy: ranks are not a postorder of the tree".into());
-        }
-        cch.inputs_of = cch.inputs_by_arc();
-        Ok(cch)
+        self.inputs_of = InputsByArc::new(self.arc_count(), &input_cch_arc, &input_upward);
+        self.input_cch_arc = input_cch_arc;
+        self.input_upward = input_upward;
+        Ok(self)
     }
 
     /// The part of this hierarchy a class of metrics can use: the arcs that are finite on some
@@ -530,11 +549,15 @@ impl Cch {
     /// move over, so a load or build that makes the cycling hierarchy peaks lower.
     pub fn into_restricted(mut self, usable: &[bool]) -> Cch {
         self.restrict_arcs(usable);
-        (self.down_first, self.down_arc, self.down_tail) =
-            downward_lists(&self.up_first, &self.up_head);
+        (
+            (self.down_first, self.down_arc, self.down_tail),
+            self.inputs_of,
+        ) = rayon::join(
+            || downward_lists(&self.up_first, &self.up_head),
+            || InputsByArc::new(self.up_head.len(), &self.input_cch_arc, &self.input_upward),
+        );
         self.triangles = triangle_bound(&self.up_first);
         self.restricted = true;
-        self.inputs_of = self.inputs_by_arc();
         self
     }
 

@@ -61,6 +61,14 @@ impl City {
         }
     }
 
+    /// Builds the metrics a city builds once loaded ([`WARMED_METRICS`]: walking's), if no request
+    /// has yet. Run in the background after a load: a request for one meanwhile waits for it.
+    pub fn warm(&self) {
+        for kind in WARMED_METRICS {
+            self.base_metric(kind);
+        }
+    }
+
     /// Whether a base metric has been built (see [`LOADED_METRICS`]).
     pub fn is_built(&self, kind: MetricKind) -> bool {
         self.state.read().unwrap().base[kind as usize].is_some()

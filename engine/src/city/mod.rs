@@ -12,6 +12,7 @@ use crate::graph::{ArcId, CityGraph, NodeId};
 use crate::metric::avoid::{Avoidance, Severity};
 use crate::metric::{MetricKind, WeightingModel};
 use crate::snap::{Snap, SnapIndex};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
@@ -225,14 +226,13 @@ impl LoadPhases {
 
 const CACHE_LIMIT: usize = 64;
 /// The metrics a city customizes as it loads: what a request by day asks for (SuperSafe checks
-/// its detour against Direct) and walking. The others (by night, SuperSafe's gentler weighting)
-/// are customized on first use, so a city answers sooner and holds only the metrics asked for
-/// (docs/engine.md, "At city size").
-pub const LOADED_METRICS: [MetricKind; 3] = [
-    MetricKind::SuperSafeDay,
-    MetricKind::DirectDay,
-    MetricKind::Walking,
-];
+/// its detour against Direct). Walking's is built just after, by [`City::warm`] in the background
+/// (the addon starts it once a city is loaded), so the city answers cycling requests first. The
+/// others (by night, SuperSafe's gentler weighting) are customized on first use, so a city answers
+/// sooner and holds only the metrics asked for (docs/engine.md, "At city size").
+pub const LOADED_METRICS: [MetricKind; 2] = [MetricKind::SuperSafeDay, MetricKind::DirectDay];
+/// The metrics [`City::warm`] builds once a city is loaded.
+pub const WARMED_METRICS: [MetricKind; 1] = [MetricKind::Walking];
 /// Queries on a metric after which its pruned query graph is built.
 const PRUNE_AFTER_USES: u32 = 16;
 
@@ -263,11 +263,9 @@ impl City {
         model.validate()?;
         let arc_changes = HashMap::new();
         let turn_bans = std::collections::HashSet::new();
-        // Walking's side (its hierarchy and metric, the adjacency, snapping index and walking's
-        // well-connected parts) is built beside the cycling side (the turn model, the cycling
-        // hierarchy, stored or built, and the metrics loaded with the city): neither needs the
-        // other, and the cycling hierarchy's chordal completion runs on one thread when it is
-        // built.
+        // Walking's side (the adjacency, snapping index and walking's well-connected parts) is
+        // built beside the cycling side (the turn model, the cycling hierarchy, stored or built,
+        // and the metrics loaded with the city): neither needs the other.
         // The stored hierarchy leaves the graph: the city keeps the one made of it.
         let stored = (!graph.cycling_cch_usable.is_empty()).then(|| {
             let parts = crate::cch::StoredHierarchy {
@@ -279,71 +277,103 @@ impl City {
             (parts, std::mem::take(&mut graph.cycling_cch_usable))
         });
         let g = &graph;
-        let cycling: Vec<MetricKind> = LOADED_METRICS
-            .into_iter()
-            .filter(|k| k.is_cycling())
-            .collect();
-        let (walking_side, (turns, order, cch, mut base, cycling_steps)) = rayon::join(
-            || {
-                let start = std::time::Instant::now();
-                let walking = walking_metric(g, &walking_hierarchy(g), &model);
-                let adjacency = Adjacency::new(g.node_count(), &g.edge_tail, &g.edge_head);
-                let snap_index = SnapIndex::new(g);
-                let way_arcs = arcs_by_way(g);
-                let connected =
-                    well_connected_edges(g, &adjacency, |a| g.arc_attrs[a as usize].foot());
-                let s = start.elapsed().as_secs_f64();
-                (walking, adjacency, snap_index, way_arcs, connected, s)
-            },
-            || {
-                let start = std::time::Instant::now();
-                let turns = TurnGraph::new(g, &crate::graph::turns::stored_restrictions(g));
-                let usable = crate::metric::cycling_can_use(g, &turns);
-                let model_s = start.elapsed().as_secs_f64();
-                // A graph file from before the cycling order is ordered now.
-                let order = (g.cycling_order.len() != turns.node_count())
-                    .then(|| crate::cch::order::cycling_order(&turns, g, &usable));
-                let cycling_order = order.as_deref().unwrap_or(&g.cycling_order);
-                let (cch, how) = cycling_hierarchy(cycling_order, &turns, &usable, stored);
-                let cch = Arc::new(cch);
-                let built = start.elapsed().as_secs_f64();
-                let base =
-                    customize_all(g, &turns, &cch, &model, &arc_changes, &turn_bans, &cycling);
-                let steps = [
-                    ("  of which turn model", model_s),
-                    (how, built - model_s),
-                    (
-                        "  of which cycling metrics customized",
-                        start.elapsed().as_secs_f64() - built,
-                    ),
-                ];
-                (turns, order, cch, base, steps)
-            },
-        );
-        let (walking, adjacency, snap_index, way_arcs, walking_connected, walking_s) = walking_side;
+        let (walking_side, (turns, order, cch, base, cycling_connected, cycling_steps)) =
+            rayon::join(
+                || {
+                    let start = std::time::Instant::now();
+                    let adjacency = Adjacency::new(g.node_count(), &g.edge_tail, &g.edge_head);
+                    let snap_index = SnapIndex::new(g);
+                    let way_arcs = arcs_by_way(g);
+                    let connected =
+                        well_connected_edges(g, &adjacency, |a| g.arc_attrs[a as usize].foot());
+                    let s = start.elapsed().as_secs_f64();
+                    (adjacency, snap_index, way_arcs, connected, s)
+                },
+                || {
+                    let start = std::time::Instant::now();
+                    // The stored hierarchy's topology is checked and derived beside the turn
+                    // model; its input arcs (turns) are mapped once that is there.
+                    let ((turns, usable), stored) = rayon::join(
+                        || {
+                            let turns =
+                                TurnGraph::new(g, &crate::graph::turns::stored_restrictions(g));
+                            let usable = crate::metric::cycling_can_use(g, &turns);
+                            (turns, usable)
+                        },
+                        || stored.map(|(parts, usable)| (Cch::stored_topology(parts), usable)),
+                    );
+                    let model_s = start.elapsed().as_secs_f64();
+                    // A graph file from before the cycling order is ordered now.
+                    let order = (g.cycling_order.len() != turns.node_count())
+                        .then(|| crate::cch::order::cycling_order(&turns, g, &usable));
+                    let cycling_order = order.as_deref().unwrap_or(&g.cycling_order);
+                    // The loaded metrics' inputs and cycling's well-connected parts (by Direct's
+                    // turns, as the model prices them: a city loads with no changes or bans)
+                    // beside the hierarchy.
+                    let ((cch, how), (inputs, connected)) = rayon::join(
+                        || cycling_hierarchy(cycling_order, &turns, &usable, stored),
+                        || {
+                            let inputs: Vec<(MetricKind, MetricInputs)> = LOADED_METRICS
+                                .par_iter()
+                                .map(|&k| {
+                                    let i = cycling_inputs(
+                                        g,
+                                        &turns,
+                                        &model,
+                                        &arc_changes,
+                                        &turn_bans,
+                                        k,
+                                    );
+                                    (k, i)
+                                })
+                                .collect();
+                            let direct = inputs
+                                .iter()
+                                .find(|(k, _)| *k == MetricKind::DirectDay)
+                                .expect("Direct loads with the city");
+                            let connected = well_connected_by_turns(g, &turns, &direct.1.1);
+                            (inputs, connected)
+                        },
+                    );
+                    let cch = Arc::new(cch);
+                    let built = start.elapsed().as_secs_f64();
+                    let customized: Vec<(MetricKind, CityMetric)> = inputs
+                        .into_par_iter()
+                        .map(|(k, i)| (k, customized(&cch, i)))
+                        .collect();
+                    let mut base: Vec<Option<Arc<CityMetric>>> = vec![None; MetricKind::ALL.len()];
+                    for (k, m) in customized {
+                        base[k as usize] = Some(Arc::new(m));
+                    }
+                    let steps = [
+                        (
+                            "  of which turn model (and the stored hierarchy's topology beside it)",
+                            model_s,
+                        ),
+                        (how, built - model_s),
+                        (
+                            "  of which cycling metrics customized",
+                            start.elapsed().as_secs_f64() - built,
+                        ),
+                    ];
+                    (turns, order, cch, base, connected, steps)
+                },
+            );
+        let (adjacency, snap_index, way_arcs, walking_connected, walking_s) = walking_side;
         if let Some(order) = order {
             graph.cycling_order = order;
         }
-        phases.end("turn model, hierarchies and the cycling metrics");
+        phases.end("turn model, hierarchy and the cycling metrics");
         phases.done.extend([
             cycling_steps[0],
             cycling_steps[1],
             cycling_steps[2],
             (
-                "  of which, beside them, walking's hierarchy and metric, snapping index",
+                "  of which, beside them, snapping index, adjacency, walking's well-connected parts",
                 walking_s,
             ),
         ]);
-        debug_assert!(LOADED_METRICS.contains(&MetricKind::Walking));
-        base[MetricKind::Walking as usize] = Some(Arc::new(walking));
-        let direct = base[MetricKind::DirectDay as usize]
-            .as_ref()
-            .expect("loaded with the city");
-        let well_connected = [
-            well_connected_by_turns(&graph, &turns, direct),
-            walking_connected,
-        ];
-        phases.end("well-connected parts");
+        let well_connected = [cycling_connected, walking_connected];
         Ok(City {
             graph,
             graph_version,
@@ -477,17 +507,31 @@ fn well_connected_edges(
         .collect()
 }
 
-/// The cycling network's well-connected edges, judged on the turn model with `metric`'s turn weights:
+/// The cycling network's well-connected edges, judged on the turn model with Direct's turn weights
+/// (`turn_weights`):
 /// an edge is well connected when one of its arcs lies in a large strongly connected set of routing
 /// nodes. Junction-level connectivity is not enough: a plaza whose every way out is a turn closed to
 /// bicycles (a restriction, a barrier) is one piece of the junction graph but an island for a rider,
 /// and a waypoint snapped onto it found no route.
-fn well_connected_by_turns(g: &CityGraph, turns: &TurnGraph, metric: &CityMetric) -> Vec<bool> {
-    let adj = Adjacency::new(turns.node_count(), &turns.turn_from, &turns.turn_to);
-    // Adjacency arc 2t runs along turn t (input arc t); 2t + 1 is its reverse, which no rider takes.
-    let (comp, sizes) = crate::dijkstra::strongly_connected(&adj, |a| {
-        a % 2 == 0 && metric.input_weights[(a / 2) as usize] < INF_WEIGHT
-    });
+fn well_connected_by_turns(g: &CityGraph, turns: &TurnGraph, turn_weights: &[Weight]) -> Vec<bool> {
+    // The finite turns out of each routing node, from the turn model's own lists.
+    let n = turns.node_count();
+    let mut adj = Adjacency {
+        first_out: Vec::with_capacity(n + 1),
+        arc: Vec::new(),
+        head: Vec::new(),
+    };
+    adj.first_out.push(0);
+    for x in 0..n as u32 {
+        for &t in turns.turns_out_of(x) {
+            if turn_weights[t as usize] < INF_WEIGHT {
+                adj.arc.push(t);
+                adj.head.push(turns.turn_to[t as usize]);
+            }
+        }
+        adj.first_out.push(adj.arc.len() as u32);
+    }
+    let (comp, sizes) = crate::dijkstra::strongly_connected(&adj, |_| true);
     let largest = sizes.iter().copied().max().unwrap_or(0);
     let big = |x: u32| {
         let s = sizes[comp[x as usize] as usize];
@@ -535,7 +579,8 @@ fn cycling_unrestricted(order: &[NodeId], turns: &TurnGraph, usable: &[bool]) ->
 }
 
 /// Stores the cycling hierarchy in the graph (see [`CityGraph::cycling_cch_order`]), built from
-/// its cycling order: the pipeline does this once so that every load reads it.
+/// its cycling order, and the turn model's turn-backs ([`CityGraph::turn_back_pairs`]): the
+/// pipeline does this once so that every load reads them.
 pub fn store_cycling_hierarchy(g: &mut CityGraph) {
     // The pipeline's earlier steps leave much memory freed but held by the allocator, and the
     // hierarchy's large arrays are mapped afresh rather than taken from it: given back first, the
@@ -545,6 +590,7 @@ pub fn store_cycling_hierarchy(g: &mut CityGraph) {
     unsafe {
         libc::malloc_trim(0);
     }
+    g.turn_back_pairs = crate::graph::turns::turn_back_pairs(g);
     let turns = TurnGraph::new(g, &crate::graph::turns::stored_restrictions(g));
     let usable = crate::metric::cycling_can_use(g, &turns);
     let parts =
@@ -556,17 +602,18 @@ pub fn store_cycling_hierarchy(g: &mut CityGraph) {
     g.cycling_cch_usable = vec![crate::cch::usable_fingerprint(&usable)];
 }
 
-/// The graph's stored cycling hierarchy if it has one for these usable turns, else one built, with
-/// the load phase that says which.
+/// The graph's stored cycling hierarchy (its topology, [`Cch::stored_topology`], and the usable
+/// turns it was built for) if it has one for these usable turns, else one built, with the load
+/// phase that says which.
 fn cycling_hierarchy(
     order: &[NodeId],
     turns: &TurnGraph,
     usable: &[bool],
-    stored: Option<(crate::cch::StoredHierarchy, Vec<u64>)>,
+    stored: Option<(Result<Cch, String>, Vec<u64>)>,
 ) -> (Cch, &'static str) {
-    if let Some((parts, fingerprint)) = stored
+    if let Some((Ok(topology), fingerprint)) = stored
         && fingerprint == [crate::cch::usable_fingerprint(usable)]
-        && let Ok(cch) = Cch::from_stored(parts, &turns.turn_from, &turns.turn_to, usable)
+        && let Ok(cch) = topology.with_stored_inputs(&turns.turn_from, &turns.turn_to, usable)
     {
         return (cch, "  of which cycling hierarchy, read from the file");
     }
@@ -621,23 +668,47 @@ fn customize_all(
             if !kind.is_cycling() {
                 return Some(Arc::new(walking_metric(g, &walking_hierarchy(g), model)));
             }
-            let arc_weights: Vec<Weight> = (0..g.arc_count() as ArcId)
-                .map(|a| changed_weight(g, model, kind, a, changes.get(&a)))
-                .collect();
-            let mut turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
-            for &t in bans {
-                turn_weights[t as usize] = INF_WEIGHT;
-            }
-            // Routable as customized; its pruned query graph is built once it is in steady use
-            // (`City::note_use`), so a city answers without waiting for six prunings, and a
-            // metric no request asks for holds no query graph (docs/engine.md, "At city size").
-            let hierarchy = cch.customize_owned(turn_weights);
-            Some(Arc::new(CityMetric {
-                arc_weights: CowVec::from_vec(arc_weights),
-                hierarchy,
-                cch: cch.clone(),
-                on_junctions: false,
-            }))
+            let inputs = cycling_inputs(g, turns, model, changes, bans, kind);
+            Some(Arc::new(customized(cch, inputs)))
         })
         .collect()
+}
+
+/// A cycling metric's arc weights and turn weights (see [`cycling_inputs`]).
+type MetricInputs = (Vec<Weight>, Vec<Weight>);
+
+/// A cycling metric's arc weights (with the permanent changes) and turn weights (the hierarchy's
+/// input weights, with the bans).
+fn cycling_inputs(
+    g: &CityGraph,
+    turns: &TurnGraph,
+    model: &WeightingModel,
+    changes: &HashMap<ArcId, ArcChange>,
+    bans: &std::collections::HashSet<u32>,
+    kind: MetricKind,
+) -> MetricInputs {
+    let arc_weights: Vec<Weight> = (0..g.arc_count() as ArcId)
+        .map(|a| changed_weight(g, model, kind, a, changes.get(&a)))
+        .collect();
+    let mut turn_weights = model.turn_input_weights(g, turns, kind, &arc_weights);
+    for &t in bans {
+        turn_weights[t as usize] = INF_WEIGHT;
+    }
+    (arc_weights, turn_weights)
+}
+
+/// A cycling metric customized on `cch` from its [`cycling_inputs`]. Routable as customized; its
+/// pruned query graph is built once it is in steady use (`City::note_use`), so a city answers
+/// without waiting for six prunings, and a metric no request asks for holds no query graph
+/// (docs/engine.md, "At city size").
+fn customized(
+    cch: &Arc<Cch>,
+    (arc_weights, turn_weights): (Vec<Weight>, Vec<Weight>),
+) -> CityMetric {
+    CityMetric {
+        hierarchy: cch.customize_owned(turn_weights),
+        arc_weights: CowVec::from_vec(arc_weights),
+        cch: cch.clone(),
+        on_junctions: false,
+    }
 }

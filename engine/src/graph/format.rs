@@ -131,6 +131,14 @@ pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
             });
         }
     }
+    if !g.turn_back_pairs.is_empty() {
+        sections.push(Section {
+            name: "turn_back_pairs",
+            elem_size: 4,
+            count: g.turn_back_pairs.len() as u64,
+            bytes: bytemuck::cast_slice::<u32, u8>(&g.turn_back_pairs),
+        });
+    }
     if !g.cycling_cch_usable.is_empty() {
         sections.push(Section {
             name: "cycling_cch_usable",
@@ -275,6 +283,9 @@ pub fn from_bytes(b: &[u8]) -> Result<(CityGraph, String), FormatError> {
         g.cycling_cch_up_head = copy_vec::<u32>(section("cycling_cch_up_head", 4)?);
         g.cycling_cch_parent = copy_vec::<u32>(section("cycling_cch_parent", 4)?);
         g.cycling_cch_usable = copy_vec::<u64>(section("cycling_cch_usable", 8)?);
+    }
+    if table.contains_key("turn_back_pairs") {
+        g.turn_back_pairs = copy_vec::<u32>(section("turn_back_pairs", 4)?);
     }
     g.validate()
         .map_err(|e| FormatError::Invalid(format!("graph file is inconsistent: {e}")))?;

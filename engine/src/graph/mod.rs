@@ -330,6 +330,11 @@ pub struct CityGraph {
     /// Per edge: the seconds its crossing takes when the map says so (a ferry's `duration`, shared
     /// among the ferry's edges by length), else 0 (timed from length and speed).
     pub edge_duration_s: Vec<f32>,
+    /// The turns into a crossover that only leads back (`turn_flags::TURN_BACK`), found by the
+    /// pipeline so that a load need not search every arc's crossovers (0.3 s of a whole city's
+    /// turn model): the version of the rules that found them, then (arc, crossover arc) pairs,
+    /// ascending. Empty if not stored, or ignored if of other rules: the load finds them then.
+    pub turn_back_pairs: Vec<u32>,
 }
 
 impl CityGraph {

@@ -163,22 +163,50 @@ impl TurnGraph {
             })
         };
 
-        let turn_back = turn_back_entries(g, &outs);
+        let turn_back = stored_turn_backs(g).unwrap_or_else(|| turn_back_entries(g, &outs));
+        // The junctions where a rule, a copy's way on or a turn-back applies: the only ones whose
+        // turns are looked up in the maps above (hashing each of a whole city's 5 M turns four
+        // times took most of the turn model's time).
+        let mut special = vec![false; n];
+        for &(_, b) in redirect.keys().chain(forbid.iter()).chain(turn_back.iter()) {
+            special[g.arc_tail(b) as usize] = true;
+        }
+        for &x in only.keys() {
+            special[g.arc_head(node_arc[x as usize]) as usize] = true;
+        }
+        for &(a, _) in &copies {
+            special[g.arc_head(a) as usize] = true;
+        }
 
-        let mut turn_from = Vec::new();
-        let mut turn_to = Vec::new();
-        let mut turn_flags = Vec::new();
+        let turns: usize = (0..n as NodeId)
+            .map(|v| outs(v).len() * outs(v).len())
+            .sum::<usize>()
+            + copies.len() * 4;
+        let mut turn_from = Vec::with_capacity(turns);
+        let mut turn_to = Vec::with_capacity(turns);
+        let mut turn_flags = Vec::with_capacity(turns);
         let mut via_first = Vec::with_capacity(n + 1);
         via_first.push(0u32);
         let mut incoming: Vec<u32> = Vec::new();
         for v in 0..n as NodeId {
             incoming.clear();
             incoming.extend(outs(v).iter().map(|&b| b ^ 1));
-            if let Some(c) = arriving_copies.get(&v) {
-                incoming.extend_from_slice(c);
+            let special = special[v as usize];
+            if special {
+                if let Some(c) = arriving_copies.get(&v) {
+                    incoming.extend_from_slice(c);
+                }
             }
             for &x in &incoming {
                 let a = node_arc[x as usize];
+                if !special {
+                    for &b in outs(v) {
+                        turn_from.push(x);
+                        turn_to.push(b);
+                        turn_flags.push(if b == a ^ 1 { turn_flags::U_TURN } else { 0 });
+                    }
+                    continue;
+                }
                 let allowed = permitted_only(x);
                 for &b in outs(v) {
                     let to = redirect.get(&(x, b)).copied().unwrap_or(b);
@@ -340,6 +368,47 @@ fn turn_back_entries<'a>(
         }
     }
     found
+}
+
+/// The version of the rules [`turn_back_entries`] follows, stored with the pairs it found
+/// ([`CityGraph::turn_back_pairs`]): raise it when they change, so older files are searched again.
+const TURN_BACK_RULES: u32 = 1;
+
+/// The turn-back pairs a graph stores, if stored by these rules and well formed.
+fn stored_turn_backs(g: &CityGraph) -> Option<HashSet<(ArcId, ArcId)>> {
+    let (&rules, pairs) = g.turn_back_pairs.split_first()?;
+    let arcs = g.arc_count() as u32;
+    if rules != TURN_BACK_RULES || pairs.len() % 2 != 0 || pairs.iter().any(|&a| a >= arcs) {
+        return None;
+    }
+    Some(pairs.chunks_exact(2).map(|p| (p[0], p[1])).collect())
+}
+
+/// What [`CityGraph::turn_back_pairs`] stores for a graph: the rules' version and the pairs,
+/// ascending (found afresh, whatever the graph stores).
+pub fn turn_back_pairs(g: &CityGraph) -> Vec<u32> {
+    let arc_count = g.arc_count();
+    let mut out_first = vec![0u32; g.node_count() + 1];
+    for a in 0..arc_count as ArcId {
+        out_first[g.arc_tail(a) as usize + 1] += 1;
+    }
+    for v in 0..g.node_count() {
+        out_first[v + 1] += out_first[v];
+    }
+    let mut fill = out_first.clone();
+    let mut out_arc = vec![0 as ArcId; arc_count];
+    for a in 0..arc_count as ArcId {
+        let t = g.arc_tail(a) as usize;
+        out_arc[fill[t] as usize] = a;
+        fill[t] += 1;
+    }
+    let outs =
+        |v: NodeId| &out_arc[out_first[v as usize] as usize..out_first[v as usize + 1] as usize];
+    let mut pairs: Vec<(ArcId, ArcId)> = turn_back_entries(g, &outs).into_iter().collect();
+    pairs.sort_unstable();
+    std::iter::once(TURN_BACK_RULES)
+        .chain(pairs.into_iter().flat_map(|(a, c)| [a, c]))
+        .collect()
 }
 
 /// The restrictions stored in a graph.

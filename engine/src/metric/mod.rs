@@ -606,17 +606,35 @@ impl WeightingModel {
         kind: MetricKind,
         arc_w: &[Weight],
     ) -> Vec<Weight> {
+        // Junctions in blocks on the thread pool: a junction's turns are contiguous, so a block's
+        // are too, and each block fills its own part of the weights.
+        use rayon::prelude::*;
+        const BLOCK: usize = 4096;
+        let n = g.node_count();
         let mut w = vec![INF_WEIGHT; turns.turn_count()];
-        let mut buf = Vec::new();
-        for v in 0..g.node_count() as NodeId {
-            let r = turns.turns_at(v);
-            buf.clear();
-            buf.resize(r.len(), INF_WEIGHT);
-            self.turn_weights_at(g, turns, v, kind, arc_w, &mut buf);
-            for (i, t) in r.enumerate() {
-                w[t] = buf[i];
-            }
+        let mut parts = Vec::with_capacity(n.div_ceil(BLOCK));
+        let mut rest = w.as_mut_slice();
+        for v0 in (0..n).step_by(BLOCK) {
+            let v1 = (v0 + BLOCK).min(n);
+            let len = turns.turns_at((v1 - 1) as NodeId).end - turns.turns_at(v0 as NodeId).start;
+            let (part, tail) = rest.split_at_mut(len);
+            parts.push((v0, v1, part));
+            rest = tail;
         }
+        parts.into_par_iter().for_each(|(v0, v1, part)| {
+            let base = turns.turns_at(v0 as NodeId).start;
+            for v in v0..v1 {
+                let r = turns.turns_at(v as NodeId);
+                self.turn_weights_at(
+                    g,
+                    turns,
+                    v as NodeId,
+                    kind,
+                    arc_w,
+                    &mut part[r.start - base..r.end - base],
+                );
+            }
+        });
         w
     }
 
