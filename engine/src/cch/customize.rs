@@ -247,10 +247,32 @@ impl Cch {
         // Tasks: each root's subtree, split below every branching node of a large subtree into its
         // children's subtrees and the chain above them. Roots of small components are done first,
         // on this thread.
+        // The roots of small subtrees holding a change, found from the changes: a city's cycling
+        // hierarchy has hundreds of thousands of roots (every routing node no bicycle can use is
+        // a component of its own), and a look at each took a fifth of a live change's time.
         let roots = self.roots();
-        let (small, large): (Vec<u32>, Vec<u32>) = roots
-            .iter()
-            .partition(|&&r| self.subtree_size[r as usize] < split);
+        let mut small: Vec<u32> = vec![];
+        for &a in &seeded {
+            let t = self.arc_tail(a);
+            // Components are consecutive rank ranges, each ending at its root.
+            let r = roots[roots.partition_point(|&r| r < t)];
+            if self.subtree_size[r as usize] < split && small.last() != Some(&r) {
+                small.push(r);
+            }
+        }
+        let large: Vec<u32> = if split >= PARALLEL_NODES {
+            self.large_roots()
+                .iter()
+                .copied()
+                .filter(|&r| self.subtree_size[r as usize] >= split)
+                .collect()
+        } else {
+            roots
+                .iter()
+                .copied()
+                .filter(|&r| self.subtree_size[r as usize] >= split)
+                .collect()
+        };
         let mut shared = vec![];
         for &r in &large {
             self.update_tasks(r, split, &seeded, &mut |lo, hi| {
@@ -270,10 +292,8 @@ impl Cch {
         };
         for &r in &small {
             let lo = r + 1 - self.subtree_size[r as usize];
-            if seeded_in(&ctx.seeded, self.arc_range(lo, r)) {
-                let out = self.update_ranks(lo, r, &ctx, vec![]);
-                debug_assert!(out.is_empty());
-            }
+            let out = self.update_ranks(lo, r, &ctx, vec![]);
+            debug_assert!(out.is_empty());
         }
         let shared = &ctx;
         rayon::scope(|s| {
@@ -453,7 +473,10 @@ impl Cch {
                     self.up_first[y as usize + 1] as usize,
                 );
                 let mut yp = ys;
-                // (z, y) for z below y: in y's downward list, ascending by z like up(x).
+                // (z, y) for z below y: in y's downward list, ascending by z like up(x). Both
+                // walks gallop: near the top of a city's hierarchy y's lists run to thousands of
+                // arcs, against tens in up(x), and a step at a time walked them whole for every
+                // changed arc below y.
                 let (mut dp, de) = (
                     self.down_first[y as usize] as usize,
                     self.down_first[y as usize + 1] as usize,
@@ -466,9 +489,7 @@ impl Cch {
                     // The triangle's arcs at x to the lower and the higher endpoint of b.
                     let (b, lo, hi) = if z > y {
                         // (y, z) in up(y): both lists ascend, so one forward walk finds them all.
-                        while yp < ye && self.up_head[yp] < z {
-                            yp += 1;
-                        }
+                        yp = gallop(&self.up_head[..ye], yp, z);
                         if yp == ye || self.up_head[yp] != z {
                             // Only in a restricted hierarchy, where every sum through the
                             // missing arc is infinite.
@@ -478,9 +499,7 @@ impl Cch {
                         (yp, au, i)
                     } else {
                         // Likewise (z, y) in down(y).
-                        while dp < de && self.down_tail[dp] < z {
-                            dp += 1;
-                        }
+                        dp = gallop(&self.down_tail[..de], dp, z);
                         if dp == de || self.down_tail[dp] != z {
                             debug_assert!(self.restricted);
                             continue;
@@ -887,6 +906,23 @@ struct UpdateContext<'a> {
     seeded: Vec<u32>,
 }
 
+/// The first position at or after `from` whose value is at least `z` (`list.len()` if none), in
+/// a list ascending from `from`: a galloping search, doubling its step from `from`, then halving.
+#[inline]
+fn gallop(list: &[u32], from: usize, z: u32) -> usize {
+    if from >= list.len() || list[from] >= z {
+        return from;
+    }
+    // list[lo] < z throughout.
+    let (mut lo, mut step) = (from, 1);
+    while lo + step < list.len() && list[lo + step] < z {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(list.len());
+    lo + 1 + list[lo + 1..hi].partition_point(|&v| v < z)
+}
+
 /// Whether a changed input arc lies on an arc in `s..e` (a subtree's arcs: else nothing there
 /// changes). `seeded` ascends.
 fn seeded_in(seeded: &[u32], (s, e): (usize, usize)) -> bool {
@@ -1117,6 +1153,21 @@ impl CustomizedMetric {
 #[cfg(test)]
 mod inputs_by_arc_tests {
     use super::*;
+
+    /// The galloping search finds what a walk a step at a time finds.
+    #[test]
+    fn gallop_finds_what_a_walk_finds() {
+        let list: Vec<u32> = (0..300u32).map(|i| i * 3 + (i % 3) / 2).collect();
+        for from in [0usize, 1, 5, 100, 299, 300] {
+            for z in 0..1000u32 {
+                let mut walk = from;
+                while walk < list.len() && list[walk] < z {
+                    walk += 1;
+                }
+                assert_eq!(gallop(&list, from, z), walk, "from {from}, z {z}");
+            }
+        }
+    }
 
     /// The map gives every arc its input arcs, in input order, by a lookup and by a pass.
     #[test]

@@ -95,6 +95,8 @@ pub struct Cch {
     child: Vec<u32>,
     /// The elimination tree's roots (one per component), ascending.
     roots: Vec<u32>,
+    /// Those with [`PARALLEL_NODES`] ranks or more below them.
+    large_roots: Vec<u32>,
     /// CCH arc → the input arcs mapped onto it (partial customization, unpacking).
     pub inputs_of: InputsByArc,
     /// Whether this is a [`Cch::restricted`] hierarchy: a part of a chordal one, itself not
@@ -400,6 +402,7 @@ impl Cch {
             child_first: vec![],
             child: vec![],
             roots: vec![],
+            large_roots: vec![],
             inputs_of: InputsByArc::default(),
             restricted,
             marks: Default::default(),
@@ -407,6 +410,12 @@ impl Cch {
         (cch.child_first, cch.child) = cch.children();
         cch.roots = (0..n as u32)
             .filter(|&x| cch.etree_parent[x as usize] == u32::MAX)
+            .collect();
+        cch.large_roots = cch
+            .roots
+            .iter()
+            .copied()
+            .filter(|&r| cch.subtree_size[r as usize] >= PARALLEL_NODES)
             .collect();
         cch
     }
@@ -684,6 +693,7 @@ impl Cch {
             child_first: vec![],
             child: vec![],
             roots: vec![],
+            large_roots: vec![],
             inputs_of: InputsByArc::default(),
             restricted: true,
             marks: Default::default(),
@@ -868,6 +878,11 @@ impl Cch {
     /// Roots of the elimination forest.
     fn roots(&self) -> &[u32] {
         &self.roots
+    }
+
+    /// The roots of subtrees of [`PARALLEL_NODES`] ranks or more, ascending (a few of the roots).
+    fn large_roots(&self) -> &[u32] {
+        &self.large_roots
     }
 
     /// Calls `f` on every root of the elimination forest, in parallel: a task per root of a large
