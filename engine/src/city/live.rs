@@ -165,9 +165,14 @@ impl City {
             new_base[kind as usize] = Some(m);
         }
         let mut st = self.state.write().unwrap();
-        st.base = new_base;
+        let old_base = std::mem::replace(&mut st.base, new_base);
         st.arc_changes = all_changes;
-        st.cache.clear();
+        let old_cache = std::mem::take(&mut st.cache);
+        drop(st);
+        // The metrics replaced are let go on the thread pool: a metric in steady use holds its
+        // pruned query graph (about 200 MB on a whole city), whose pages going back to the system
+        // the change need not wait for.
+        rayon::spawn(move || drop((old_base, old_cache)));
         Ok(())
     }
 
