@@ -231,13 +231,23 @@ impl City {
                 ..Step::standing(StepKind::Depart, origin)
             });
         }
-        // Arrival: on the last step's road, where its geometry ends.
+        // Arrival: on the last step's road, where its geometry ends; named by the last way ridden
+        // when that is the step's road under a variant of its name the steps do not announce (`42
+        // N` to `42 S`, an unnamed `US 75` into `Central Expressway` signed `US 75`): the
+        // destination is on that street.
         let prev = steps.last().expect("a departure step exists");
         let last = *prev.geometry.last().unwrap_or(&prev.location);
+        let (mut name, mut r#ref) = (prev.name.clone(), prev.r#ref.clone());
+        if let Some(p) = pieces.last() {
+            let (n, r) = self.name_of(p.way);
+            if !n.is_empty() && n != name && passes::same_road_named(&name, &r#ref, &n, &r) {
+                (name, r#ref) = (n, r);
+            }
+        }
         let arrive = Step {
             bearing_before: plane.end_bearing(&prev.geometry),
-            name: prev.name.clone(),
-            r#ref: prev.r#ref.clone(),
+            name,
+            r#ref,
             safety_class: prev.safety_class,
             cycle_routes: prev.cycle_routes.clone(),
             lit: prev.lit,

@@ -224,6 +224,16 @@ impl Cx<'_> {
     }
 }
 
+/// Whether two roads, by name and ref, are one road to a rider whose steps do not announce the
+/// change: names that differ by a compass word, or a road without a name whose ref shares a route
+/// with the other's.
+pub(crate) fn same_road_named(name_a: &str, ref_a: &str, name_b: &str, ref_b: &str) -> bool {
+    if name_a.is_empty() || name_b.is_empty() {
+        return refs_share(ref_a, ref_b);
+    }
+    name_a == name_b || strip_compass(name_a).eq_ignore_ascii_case(strip_compass(name_b))
+}
+
 /// Whether two refs (`;`-separated lists) share a route.
 fn refs_share(a: &str, b: &str) -> bool {
     let routes = |r: &str| {
