@@ -238,9 +238,15 @@ impl City {
         let prev = steps.last().expect("a departure step exists");
         let last = *prev.geometry.last().unwrap_or(&prev.location);
         let (mut name, mut r#ref) = (prev.name.clone(), prev.r#ref.clone());
-        if let Some(p) = pieces.last() {
+        if let (Some(p), Some(seg)) = (pieces.last(), segs.last()) {
             let (n, r) = self.name_of(p.way);
-            if !n.is_empty() && n != name && passes::same_road_named(&name, &r#ref, &n, &r) {
+            let structure = pieces[seg.first..seg.end].iter().any(|q| {
+                self.graph.way_flags[q.way as usize] & (way_flags::BRIDGE | way_flags::TUNNEL) != 0
+            });
+            if !n.is_empty()
+                && n != name
+                && passes::same_road_named(&name, &r#ref, &n, &r, structure)
+            {
                 (name, r#ref) = (n, r);
             }
         }
@@ -546,7 +552,29 @@ impl City {
             }
             // The road the maneuver leads onto names the step, not a link folded into it.
             let onto_run = &pieces[seg.onto..seg.end];
-            let main_way = onto_run[passes::longest(onto_run)].way;
+            let mut main_way = onto_run[passes::longest(onto_run)].way;
+            // The road turned onto names the step where the step goes on under an unannounced
+            // variant of its name (a bridge named after it, a compass word): the sign at the turn.
+            let turned_onto = onto_run[0].way;
+            if turned_onto != main_way {
+                let structure = |w: u32| {
+                    g.way_flags[w as usize] & (way_flags::BRIDGE | way_flags::TUNNEL) != 0
+                };
+                let ((n0, r0), (n1, r1)) = (self.name_of(turned_onto), self.name_of(main_way));
+                if !n0.is_empty()
+                    && !n1.is_empty()
+                    && n0 != n1
+                    && passes::same_road_named(
+                        &n0,
+                        &r0,
+                        &n1,
+                        &r1,
+                        structure(turned_onto) || structure(main_way),
+                    )
+                {
+                    main_way = turned_onto;
+                }
+            }
             let class = SafetyClass::ALL
                 .into_iter()
                 .max_by(|a, b| by_class[*a as usize].total_cmp(&by_class[*b as usize]))

@@ -10,7 +10,7 @@
 use super::geometry::{Line, turn_angle};
 use super::{Junction, Piece, StepKind};
 use crate::dijkstra::Adjacency;
-use crate::graph::CityGraph;
+use crate::graph::{CityGraph, way_flags};
 
 /// A turn smaller than this keeps a step going on the same road.
 pub const SAME_ROAD_TURN_DEG: f64 = 45.0;
@@ -205,7 +205,16 @@ impl Cx<'_> {
         if self.same_road_name(na, nb) {
             return true;
         }
-        (na.0 == 0 || nb.0 == 0) && refs_share(self.way_ref(a), self.way_ref(b))
+        if (na.0 == 0 || nb.0 == 0) && refs_share(self.way_ref(a), self.way_ref(b)) {
+            return true;
+        }
+        let g = self.graph;
+        let structure = |s: &Seg| {
+            let run = &self.pieces[s.onto..s.end];
+            let flags = g.way_flags[run[longest(run)].way as usize];
+            flags & (way_flags::BRIDGE | way_flags::TUNNEL) != 0
+        };
+        (structure(a) || structure(b)) && named_after(g.string(na.0), g.string(nb.0))
     }
 
     /// Whether two names are one road to a rider: equal names with another ref, or names that
@@ -225,13 +234,30 @@ impl Cx<'_> {
 }
 
 /// Whether two roads, by name and ref, are one road to a rider whose steps do not announce the
-/// change: names that differ by a compass word, or a road without a name whose ref shares a route
-/// with the other's.
-pub(crate) fn same_road_named(name_a: &str, ref_a: &str, name_b: &str, ref_b: &str) -> bool {
+/// change: names that differ by a compass word, a road without a name whose ref shares a route
+/// with the other's, or (where one of them is a bridge or a tunnel, `structure`) a bridge named
+/// after the road it carries.
+pub(crate) fn same_road_named(
+    name_a: &str,
+    ref_a: &str,
+    name_b: &str,
+    ref_b: &str,
+    structure: bool,
+) -> bool {
     if name_a.is_empty() || name_b.is_empty() {
         return refs_share(ref_a, ref_b);
     }
-    name_a == name_b || strip_compass(name_a).eq_ignore_ascii_case(strip_compass(name_b))
+    name_a == name_b
+        || strip_compass(name_a).eq_ignore_ascii_case(strip_compass(name_b))
+        || (structure && named_after(name_a, name_b))
+}
+
+/// Whether one name is the other with more after it: a bridge or a tunnel named after the road it
+/// carries (`Hauptstraßenbrücke` on `Hauptstraße`, `Main Street Bridge` on `Main Street`).
+fn named_after(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let (short, long) = (short.to_lowercase(), long.to_lowercase());
+    !short.is_empty() && long.len() > short.len() && long.starts_with(&short)
 }
 
 /// Whether two refs (`;`-separated lists) share a route.
@@ -678,5 +704,9 @@ mod tests {
         assert!(super::refs_share("US 69", "US 75; US 69"));
         assert!(!super::refs_share("US 69", "US 75"));
         assert!(!super::refs_share("", ""));
+        assert!(super::named_after("Hauptstraße", "Hauptstraßenbrücke"));
+        assert!(super::named_after("Main Street Bridge", "Main Street"));
+        assert!(!super::named_after("Main Street", "Main Street"));
+        assert!(!super::named_after("Brooklyn Bridge", "Centre Street"));
     }
 }
