@@ -409,6 +409,8 @@ impl City {
         if prev.ferry || cur.ferry || (road != (0, 0) && cur.name == road) {
             return None;
         }
+        // The heading of a branch that keeps the road's name, if one lies ahead.
+        let mut keeper: Option<f64> = None;
         let riding = |a: ArcId| g.arc_attrs[a as usize].bike() == BikeAccess::Ride;
         let rides_on = profile == Profile::Cycling && riding(cur.arc);
         let flag = |w: u32, f: u16| g.way_flags[w as usize] & f != 0;
@@ -442,13 +444,27 @@ impl City {
                 continue;
             }
             if road != (0, 0) && name_of(g.arc_way(a)) == road {
-                return None;
+                keeper = Some(angle);
+                continue;
             }
             if angle < taken {
                 left_of += 1;
             } else {
                 right_of += 1;
             }
+        }
+        if let Some(k) = keeper {
+            // The road goes on by name: leaving it is a turn by its angle, but a way off it in
+            // the straight band, beside a road that runs about as straight (not 20° more bent),
+            // is told by its side of the road ("continue straight" would not say which, the road
+            // or the way beside it), as OSRM never words the way off an obvious road straight.
+            let beside = taken.abs() <= passes::STRAIGHT_DEG
+                && k.abs() < taken.abs() + passes::STRAIGHT_DEG;
+            return beside.then_some(if taken < k {
+                "slight left"
+            } else {
+                "slight right"
+            });
         }
         if left_of + right_of == 0 {
             return None;

@@ -18,7 +18,7 @@ pub const SAME_ROAD_TURN_DEG: f64 = 45.0;
 /// is a sharp turn.
 pub const UTURN_DEG: f64 = 165.0;
 /// Up to this the maneuver reads as straight on.
-const STRAIGHT_DEG: f64 = 20.0;
+pub const STRAIGHT_DEG: f64 = 20.0;
 /// Ways within this of straight on are the branches of a fork (the end of the `slight` band, OSRM's
 /// `NARROW_TURN_ANGLE`).
 pub const FORK_DEG: f64 = 40.0;
