@@ -353,16 +353,24 @@ impl City {
             }
             // riding, a footway the bike would be pushed along is no way on; staying on a named
             // road, an unnamed way (an alley, a path, a driveway) straighter than the road's bend is
-            // no way on either: the road is what a rider follows.
+            // no way on either: the road is what a rider follows. Nor is a service road (a
+            // driveway, a parking aisle) off a road that is not one, named or not, as OSRM leaves
+            // low-priority roads out.
             let riding = |a: ArcId| self.graph.arc_attrs[a as usize].bike() == BikeAccess::Ride;
             let rides_on = profile == Profile::Cycling && riding(cur.arc);
             let named = |a: ArcId| {
                 let w = self.graph.arc_way(a) as usize;
                 self.graph.way_name[w] != 0 || self.graph.way_ref[w] != 0
             };
+            let service =
+                |w: u32| self.graph.way_flags[w as usize] & way_flags::SERVICE != 0;
+            let on_service = service(prev.way) || service(cur.way);
             let follows_road = cur.name != (0, 0);
             let mut others = self.choices_after(prev.arc, profile).filter(|&a| {
-                a != cur.arc && (!rides_on || riding(a)) && (!follows_road || named(a))
+                a != cur.arc
+                    && (!rides_on || riding(a))
+                    && (!follows_road || named(a))
+                    && (on_service || !service(self.graph.arc_way(a)))
             });
             let Some(first_other) = others.next() else {
                 // No other way on: a bend, never a maneuver.
@@ -570,16 +578,20 @@ impl City {
             let onto_run = &pieces[seg.onto..seg.end];
             let mut main_way = onto_run[passes::longest(onto_run)].way;
             // The road turned onto names the step where the step goes on under an unannounced
-            // variant of its name (a bridge named after it, a compass word): the sign at the turn.
+            // variant of its name (a bridge named after it, a compass word): the sign at the turn,
+            // unless that is the name of the step before.
             let turned_onto = onto_run[0].way;
             if turned_onto != main_way {
                 let structure = |w: u32| {
                     g.way_flags[w as usize] & (way_flags::BRIDGE | way_flags::TUNNEL) != 0
                 };
                 let ((n0, r0), (n1, r1)) = (self.name_of(turned_onto), self.name_of(main_way));
+                // Not where the name turned onto is the previous step's (a road that turns a
+                // corner and changes its compass word there): the new sign names it.
                 if !n0.is_empty()
                     && !n1.is_empty()
                     && n0 != n1
+                    && steps.last().is_none_or(|p: &Step| p.name != n0)
                     && passes::same_road_named(
                         &n0,
                         &r0,
