@@ -169,6 +169,10 @@ pub(crate) struct Junction {
     /// The way taken is the way on a rider would take without being told: no other way the profile
     /// may use is as straight.
     obvious: bool,
+    /// At a fork (the way taken and another both lie ahead, within [`passes::FORK_DEG`] of straight
+    /// on, and neither keeps the road's name), which branch is taken: `slight left` for the
+    /// leftmost, `slight right` for the rightmost, `straight` for one between them.
+    pub(crate) fork: Option<&'static str>,
 }
 
 impl City {
@@ -201,8 +205,15 @@ impl City {
         let plane = Plane::at(origin[1]);
         let (pieces, line) = self.pieces(leg, plane, profile, ebike);
         let junctions = self.junctions(&pieces, &line, profile);
-        let segs = passes::run(cut(&pieces, &junctions), &pieces, &line, &self.graph);
-        let mut steps = self.steps(&segs, &pieces, &line, profile);
+        let segs = passes::run(
+            cut(&pieces, &junctions),
+            &pieces,
+            &junctions,
+            &line,
+            &self.graph,
+            &self.adjacency,
+        );
+        let mut steps = self.steps(&segs, &pieces, &junctions, &line, profile);
 
         if steps.is_empty() {
             // Start and end snapped to the same place: depart and arrive there.
@@ -220,13 +231,29 @@ impl City {
                 ..Step::standing(StepKind::Depart, origin)
             });
         }
-        // Arrival: on the last step's road, where its geometry ends.
+        // Arrival: on the last step's road, where its geometry ends; named by the last way ridden
+        // when that is the step's road under a variant of its name the steps do not announce (`42
+        // N` to `42 S`, an unnamed `US 75` into `Central Expressway` signed `US 75`): the
+        // destination is on that street.
         let prev = steps.last().expect("a departure step exists");
         let last = *prev.geometry.last().unwrap_or(&prev.location);
+        let (mut name, mut r#ref) = (prev.name.clone(), prev.r#ref.clone());
+        if let (Some(p), Some(seg)) = (pieces.last(), segs.last()) {
+            let (n, r) = self.name_of(p.way);
+            let structure = pieces[seg.first..seg.end].iter().any(|q| {
+                self.graph.way_flags[q.way as usize] & (way_flags::BRIDGE | way_flags::TUNNEL) != 0
+            });
+            if !n.is_empty()
+                && n != name
+                && passes::same_road_named(&name, &r#ref, &n, &r, structure)
+            {
+                (name, r#ref) = (n, r);
+            }
+        }
         let arrive = Step {
             bearing_before: plane.end_bearing(&prev.geometry),
-            name: prev.name.clone(),
-            r#ref: prev.r#ref.clone(),
+            name,
+            r#ref,
             safety_class: prev.safety_class,
             cycle_routes: prev.cycle_routes.clone(),
             lit: prev.lit,
@@ -304,6 +331,7 @@ impl City {
                 angle: 0.0,
                 reversal: false,
                 obvious: true,
+                fork: None,
             };
             pieces.len()
         ];
@@ -315,6 +343,9 @@ impl City {
                 out[i].reversal = true;
                 continue;
             }
+            if !cur.ring && !prev.ring && prev.reaches_head {
+                out[i].fork = self.fork(prev, cur, line, profile, &mut shape);
+            }
             // Only a turn on the same road needs more (a change of road is cut anyway, a ring is
             // its own step): whether it is a bend to follow or a corner to announce.
             if cur.name != prev.name || cur.ring || prev.ring || !prev.reaches_head {
@@ -322,16 +353,24 @@ impl City {
             }
             // riding, a footway the bike would be pushed along is no way on; staying on a named
             // road, an unnamed way (an alley, a path, a driveway) straighter than the road's bend is
-            // no way on either: the road is what a rider follows.
+            // no way on either: the road is what a rider follows. Nor is a service road (a
+            // driveway, a parking aisle) off a road that is not one, named or not, as OSRM leaves
+            // low-priority roads out.
             let riding = |a: ArcId| self.graph.arc_attrs[a as usize].bike() == BikeAccess::Ride;
             let rides_on = profile == Profile::Cycling && riding(cur.arc);
             let named = |a: ArcId| {
                 let w = self.graph.arc_way(a) as usize;
                 self.graph.way_name[w] != 0 || self.graph.way_ref[w] != 0
             };
+            let service =
+                |w: u32| self.graph.way_flags[w as usize] & way_flags::SERVICE != 0;
+            let on_service = service(prev.way) || service(cur.way);
             let follows_road = cur.name != (0, 0);
             let mut others = self.choices_after(prev.arc, profile).filter(|&a| {
-                a != cur.arc && (!rides_on || riding(a)) && (!follows_road || named(a))
+                a != cur.arc
+                    && (!rides_on || riding(a))
+                    && (!follows_road || named(a))
+                    && (on_service || !service(self.graph.arc_way(a)))
             });
             let Some(first_other) = others.next() else {
                 // No other way on: a bend, never a maneuver.
@@ -355,6 +394,94 @@ impl City {
             out[i].obvious = angle.abs() < straightest_other;
         }
         out
+    }
+
+    /// Which branch of a fork the path takes, if the junction before `cur` is one: the way taken
+    /// and at least one other way the rider would ride lie ahead (within [`passes::FORK_DEG`] of
+    /// straight on) and none of them keeps the road's name (a road that goes on by name is followed,
+    /// and a way off it is a turn by its angle). The branches are told apart by side, as OSRM words
+    /// a fork: the leftmost is `slight left`, the rightmost `slight right`, one between `straight`,
+    /// whatever their own angles ("continue straight" where two branches lie ahead does not say
+    /// which). Service roads do not fork a road that is not one (OSRM leaves low-priority roads out
+    /// of forks too), and a ferry's landing or its routes are no fork.
+    fn fork(
+        &self,
+        prev: &Piece,
+        cur: &Piece,
+        line: &Line,
+        profile: Profile,
+        shape: &mut Vec<[f64; 2]>,
+    ) -> Option<&'static str> {
+        let g = &self.graph;
+        let road = prev.name;
+        if prev.ferry || cur.ferry || (road != (0, 0) && cur.name == road) {
+            return None;
+        }
+        // The heading of a branch that keeps the road's name, if one lies ahead.
+        let mut keeper: Option<f64> = None;
+        let riding = |a: ArcId| g.arc_attrs[a as usize].bike() == BikeAccess::Ride;
+        let rides_on = profile == Profile::Cycling && riding(cur.arc);
+        let flag = |w: u32, f: u16| g.way_flags[w as usize] & f != 0;
+        let on_service = flag(prev.way, way_flags::SERVICE) || flag(cur.way, way_flags::SERVICE);
+        let others: Vec<ArcId> = self
+            .choices_after(prev.arc, profile)
+            .filter(|&a| a != cur.arc && (!rides_on || riding(a)))
+            .filter(|&a| {
+                let w = g.arc_way(a);
+                (on_service || !flag(w, way_flags::SERVICE)) && !flag(w, way_flags::FERRY)
+            })
+            .collect();
+        if others.is_empty() {
+            return None;
+        }
+        let before = line.heading_into(cur.span.start);
+        let taken = turn_angle(before, line.heading_out_of(cur.span.start));
+        if taken.abs() > passes::FORK_DEG {
+            return None;
+        }
+        let name_of = |w: u32| match (g.way_name[w as usize], g.way_ref[w as usize]) {
+            (0, r) => (0, r),
+            (n, _) => (n, 0),
+        };
+        let (mut left_of, mut right_of) = (0, 0);
+        for a in others {
+            shape.clear();
+            g.arc_geometry(a, shape);
+            let angle = turn_angle(before, line.plane.start_bearing(shape));
+            if angle.abs() > passes::FORK_DEG {
+                continue;
+            }
+            if road != (0, 0) && name_of(g.arc_way(a)) == road {
+                keeper = Some(angle);
+                continue;
+            }
+            if angle < taken {
+                left_of += 1;
+            } else {
+                right_of += 1;
+            }
+        }
+        if let Some(k) = keeper {
+            // The road goes on by name: leaving it is a turn by its angle, but a way off it in
+            // the straight band, beside a road that runs about as straight (not 20° more bent),
+            // is told by its side of the road ("continue straight" would not say which, the road
+            // or the way beside it), as OSRM never words the way off an obvious road straight.
+            let beside = taken.abs() <= passes::STRAIGHT_DEG
+                && k.abs() < taken.abs() + passes::STRAIGHT_DEG;
+            return beside.then_some(if taken < k {
+                "slight left"
+            } else {
+                "slight right"
+            });
+        }
+        if left_of + right_of == 0 {
+            return None;
+        }
+        Some(match (left_of, right_of) {
+            (0, _) => "slight left",
+            (_, 0) => "slight right",
+            _ => "straight",
+        })
     }
 
     /// Two ways off one junction to the same side in one band (two rights at 90° and 45°): the
@@ -418,7 +545,14 @@ impl City {
     }
 
     /// One step per stretch left by the passes.
-    fn steps(&self, segs: &[Seg], pieces: &[Piece], line: &Line, profile: Profile) -> Vec<Step> {
+    fn steps(
+        &self,
+        segs: &[Seg],
+        pieces: &[Piece],
+        junctions: &[Junction],
+        line: &Line,
+        profile: Profile,
+    ) -> Vec<Step> {
         let g = &self.graph;
         let plane = line.plane;
         let mut steps: Vec<Step> = Vec::with_capacity(segs.len() + 1);
@@ -440,7 +574,35 @@ impl City {
                     lit_m += p.distance;
                 }
             }
-            let main_way = run[passes::longest(run)].way;
+            // The road the maneuver leads onto names the step, not a link folded into it.
+            let onto_run = &pieces[seg.onto..seg.end];
+            let mut main_way = onto_run[passes::longest(onto_run)].way;
+            // The road turned onto names the step where the step goes on under an unannounced
+            // variant of its name (a bridge named after it, a compass word): the sign at the turn,
+            // unless that is the name of the step before.
+            let turned_onto = onto_run[0].way;
+            if turned_onto != main_way {
+                let structure = |w: u32| {
+                    g.way_flags[w as usize] & (way_flags::BRIDGE | way_flags::TUNNEL) != 0
+                };
+                let ((n0, r0), (n1, r1)) = (self.name_of(turned_onto), self.name_of(main_way));
+                // Not where the name turned onto is the previous step's (a road that turns a
+                // corner and changes its compass word there): the new sign names it.
+                if !n0.is_empty()
+                    && !n1.is_empty()
+                    && n0 != n1
+                    && steps.last().is_none_or(|p: &Step| p.name != n0)
+                    && passes::same_road_named(
+                        &n0,
+                        &r0,
+                        &n1,
+                        &r1,
+                        structure(turned_onto) || structure(main_way),
+                    )
+                {
+                    main_way = turned_onto;
+                }
+            }
             let class = SafetyClass::ALL
                 .into_iter()
                 .max_by(|a, b| by_class[*a as usize].total_cmp(&by_class[*b as usize]))
@@ -476,11 +638,19 @@ impl City {
                     let reversal = seg.reversal(pieces);
                     // Back along "the same road" only when it has a name or number to be the same
                     // by: two unnamed paths meeting at a sharp angle are a sharp turn.
-                    let onto = run[passes::longest(run)].name;
+                    let onto = onto_run[passes::longest(onto_run)].name;
                     let same_road =
                         si > 0 && onto != (0, 0) && passes::name_key(pieces, &segs[si - 1]) == onto;
+                    let fork = (seg.first == seg.onto).then(|| junctions[seg.first].fork);
                     if reversal || (angle.abs() > passes::UTURN_DEG && same_road) {
                         (StepKind::UTurn, Some("uturn"))
+                    } else if let Some(Some(m)) = fork {
+                        let k = if m == "straight" {
+                            StepKind::Continue
+                        } else {
+                            StepKind::Turn
+                        };
+                        (k, Some(m))
                     } else {
                         let mut m = geometry::modifier_of_angle(angle);
                         if seg.first == seg.onto && seg.first > 0 {
@@ -576,7 +746,7 @@ fn cut(pieces: &[Piece], junctions: &[Junction]) -> Vec<Seg> {
             None
         } else if j.reversal {
             Some(StepKind::UTurn)
-        } else if cur.name != prev.name {
+        } else if cur.name != prev.name || j.fork.is_some() {
             Some(StepKind::Turn)
         } else if j.angle.abs() >= passes::SAME_ROAD_TURN_DEG && !j.obvious {
             // The same road turns at a junction where another way is straighter: say so.

@@ -8,8 +8,9 @@
 //! or out of a roundabout, and never hides a reversal.
 
 use super::geometry::{Line, turn_angle};
-use super::{Piece, StepKind};
-use crate::graph::CityGraph;
+use super::{Junction, Piece, StepKind};
+use crate::dijkstra::Adjacency;
+use crate::graph::{CityGraph, way_flags};
 
 /// A turn smaller than this keeps a step going on the same road.
 pub const SAME_ROAD_TURN_DEG: f64 = 45.0;
@@ -17,7 +18,10 @@ pub const SAME_ROAD_TURN_DEG: f64 = 45.0;
 /// is a sharp turn.
 pub const UTURN_DEG: f64 = 165.0;
 /// Up to this the maneuver reads as straight on.
-const STRAIGHT_DEG: f64 = 20.0;
+pub const STRAIGHT_DEG: f64 = 20.0;
+/// Ways within this of straight on are the branches of a fork (the end of the `slight` band, OSRM's
+/// `NARROW_TURN_ANGLE`).
+pub const FORK_DEG: f64 = 40.0;
 /// Up to this a turn is gentle enough for the jog and rejoin passes (wider than the `slight` band of
 /// `geometry::modifier_of_angle`, which ends at OSRM's 40°).
 const BEAR_DEG: f64 = 50.0;
@@ -39,6 +43,15 @@ pub const COLLAPSE_M: f64 = 30.0;
 /// Street: "Bear left", 34 m, "Bear left onto Charterhouse Street" is "Turn left onto Charterhouse
 /// Street").
 pub const SLIP_LINK_M: f64 = 60.0;
+/// A link of its own name (or none) shorter than this, between two turns the same way, that cuts
+/// the corner of a triangle (the road before goes on and meets the road after within
+/// [`SLIP_TRIANGLE_M`]) is a sliproad: part of the turn after it, as OSRM finds a sliproad by the
+/// triangle it cuts.
+pub const SLIP_ROAD_M: f64 = 100.0;
+/// How far along the road before a sliproad its corner is looked for.
+pub const SLIP_TRIANGLE_M: f64 = 100.0;
+/// A sliproad's two turns together may turn this far (a sliproad onto a road met at an acute angle).
+const SLIP_ROAD_TURN_DEG: f64 = 150.0;
 /// ... unless the two maneuvers together turn further than this: two turns the same way round a
 /// block or a square are said as two turns, not one U-turn.
 const COLLAPSE_TURN_DEG: f64 = 120.0;
@@ -118,16 +131,19 @@ pub fn longest(run: &[Piece]) -> usize {
     best
 }
 
-/// The name and ref of a stretch's road.
+/// The name and ref of a stretch's road: the road its maneuver leads onto (past any link folded
+/// into it).
 pub fn name_key(pieces: &[Piece], s: &Seg) -> (u32, u32) {
-    let run = &pieces[s.first..s.end];
+    let run = &pieces[s.onto..s.end];
     run[longest(run)].name
 }
 
 struct Cx<'a> {
     pieces: &'a [Piece],
+    junctions: &'a [Junction],
     line: &'a Line,
     graph: &'a CityGraph,
+    adjacency: &'a Adjacency,
 }
 
 impl Cx<'_> {
@@ -164,14 +180,46 @@ impl Cx<'_> {
         self.pieces[s.first..s.end].iter().any(|p| p.push)
     }
 
-    /// A maneuver that only rides on: straight, no reversal.
+    /// Whether a stretch's maneuver takes a branch of a fork (and no link was folded into it).
+    fn fork(&self, s: &Seg) -> bool {
+        s.first == s.onto && self.junctions[s.first].fork.is_some()
+    }
+
+    /// A maneuver that only rides on: straight, no reversal, not a branch of a fork.
     fn straight_on(&self, s: &Seg) -> bool {
-        !s.reversal(self.pieces) && self.angle(s).abs() <= STRAIGHT_DEG
+        !s.reversal(self.pieces) && self.angle(s).abs() <= STRAIGHT_DEG && !self.fork(s)
+    }
+
+    /// The ref of the way that names a stretch (a named way's too, which its name key leaves out).
+    fn way_ref(&self, s: &Seg) -> &str {
+        let run = &self.pieces[s.first..s.end];
+        let way = run[longest(run)].way as usize;
+        self.graph.string(self.graph.way_ref[way])
+    }
+
+    /// Whether two stretches are on one road to a rider: their names are ([`Cx::same_road_name`]),
+    /// or one of them has no name and their refs share a route (`US 75` and `US 69;US 75`, a named
+    /// expressway and its unnamed piece signed `US 75`).
+    fn same_road(&self, a: &Seg, b: &Seg) -> bool {
+        let (na, nb) = (self.name(a), self.name(b));
+        if self.same_road_name(na, nb) {
+            return true;
+        }
+        if (na.0 == 0 || nb.0 == 0) && refs_share(self.way_ref(a), self.way_ref(b)) {
+            return true;
+        }
+        let g = self.graph;
+        let structure = |s: &Seg| {
+            let run = &self.pieces[s.onto..s.end];
+            let flags = g.way_flags[run[longest(run)].way as usize];
+            flags & (way_flags::BRIDGE | way_flags::TUNNEL) != 0
+        };
+        (structure(a) || structure(b)) && named_after(g.string(na.0), g.string(nb.0))
     }
 
     /// Whether two names are one road to a rider: equal names with another ref, or names that
-    /// differ only by a compass word (`West 4th Street` / `East 4th Street`, `Main Street North`), or
-    /// an unnamed road that keeps the ref.
+    /// differ only by a compass word (`West 4th Street` / `East 4th Street`, `Main Street North`,
+    /// `42 N` / `42 S`), or an unnamed road that keeps the ref.
     fn same_road_name(&self, a: (u32, u32), b: (u32, u32)) -> bool {
         if a == b {
             return true;
@@ -185,8 +233,49 @@ impl Cx<'_> {
     }
 }
 
-/// A street name without a leading or trailing compass word (kept when the rest is a single word:
-/// `West Broadway` is not `Broadway`, `North Street` not `South Street`).
+/// Whether two roads, by name and ref, are one road to a rider whose steps do not announce the
+/// change: names that differ by a compass word, a road without a name whose ref shares a route
+/// with the other's, or (where one of them is a bridge or a tunnel, `structure`) a bridge named
+/// after the road it carries.
+pub(crate) fn same_road_named(
+    name_a: &str,
+    ref_a: &str,
+    name_b: &str,
+    ref_b: &str,
+    structure: bool,
+) -> bool {
+    if name_a.is_empty() || name_b.is_empty() {
+        return refs_share(ref_a, ref_b);
+    }
+    name_a == name_b
+        || strip_compass(name_a).eq_ignore_ascii_case(strip_compass(name_b))
+        || (structure && named_after(name_a, name_b))
+}
+
+/// Whether one name is the other with more after it: a bridge or a tunnel named after the road it
+/// carries (`Hauptstraßenbrücke` on `Hauptstraße`, `Main Street Bridge` on `Main Street`).
+fn named_after(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let (short, long) = (short.to_lowercase(), long.to_lowercase());
+    !short.is_empty() && long.len() > short.len() && long.starts_with(&short)
+}
+
+/// Whether two refs (`;`-separated lists) share a route.
+fn refs_share(a: &str, b: &str) -> bool {
+    let routes = |r: &str| {
+        r.split(';')
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let ra = routes(a);
+    routes(b).iter().any(|x| ra.contains(x))
+}
+
+/// A street name without a leading or trailing compass word (kept when the rest is a single word
+/// without a digit: `West Broadway` is not `Broadway`, `North Street` not `South Street`; a numbered
+/// road keeps its number: `42 N`, `West 42` and `42` are one road).
 /// Compass words, lower case, as street names carry them.
 pub(crate) const COMPASS_WORDS: [&str; 16] = [
     "north",
@@ -213,16 +302,18 @@ fn strip_compass(name: &str) -> &str {
             .iter()
             .any(|c| c.eq_ignore_ascii_case(w.trim_end_matches('.')))
     };
+    // What is left must still name a road: several words, or a number.
+    let names_a_road = |rest: &str| rest.contains(' ') || rest.chars().any(|c| c.is_ascii_digit());
     let mut s = name.trim();
     if let Some((first, rest)) = s.split_once(' ')
         && is_compass(first)
-        && rest.contains(' ')
+        && names_a_road(rest)
     {
         s = rest;
     }
     if let Some((rest, last)) = s.rsplit_once(' ')
         && is_compass(last)
-        && rest.contains(' ')
+        && names_a_road(rest)
     {
         s = rest;
     }
@@ -260,13 +351,17 @@ fn ring(s: &Seg) -> bool {
 pub(crate) fn run(
     mut segs: Vec<Seg>,
     pieces: &[Piece],
+    junctions: &[Junction],
     line: &Line,
     graph: &CityGraph,
+    adjacency: &Adjacency,
 ) -> Vec<Seg> {
     let cx = Cx {
         pieces,
+        junctions,
         line,
         graph,
+        adjacency,
     };
     waypoint_on_junction(&mut segs, &cx);
     short_stretches(&mut segs, &cx);
@@ -316,7 +411,8 @@ fn short_stretches(segs: &mut Vec<Seg>, cx: &Cx) {
                 && !ring(&segs[i + 1])
                 && cx.name(&s) == (0, 0)
                 && bears_one_way(cx, &s, &segs[i + 1])
-                && cx.through(&s, &segs[i + 1]).abs() <= COLLAPSE_TURN_DEG);
+                && cx.through(&s, &segs[i + 1]).abs() <= COLLAPSE_TURN_DEG)
+            || (d < SLIP_ROAD_M && sliproad(cx, &segs[i - 1], &s, &segs[i + 1]));
         if ring(&s) || s.kind == StepKind::Depart || !link {
             i += 1;
         } else if !ring(&segs[i + 1]) {
@@ -356,6 +452,85 @@ fn turn_across(segs: &mut Vec<Seg>, cx: &Cx) {
             i += 1;
         }
     }
+}
+
+/// Whether `s` is a sliproad from the road of `prev` to the road of `next`: a link of a name of its
+/// own (or none), entered and left by turns to the same side, that cuts a corner: the road before
+/// goes on from where the link leaves it and meets the road after within [`SLIP_TRIANGLE_M`]. The
+/// rider makes one turn from the one road onto the other, taken early, as OSRM merges a sliproad
+/// into its turn; a short street between two turns the same way that cuts no corner (round a
+/// block) stays two turns.
+fn sliproad(cx: &Cx, prev: &Seg, s: &Seg, next: &Seg) -> bool {
+    let (road, link, onto) = (cx.name(prev), cx.name(s), cx.name(next));
+    if ring(prev)
+        || ring(next)
+        || road == (0, 0)
+        || onto == (0, 0)
+        || link == road
+        || link == onto
+        || road == onto
+        || s.reversal(cx.pieces)
+        || next.reversal(cx.pieces)
+    {
+        return false;
+    }
+    let (a, b) = (cx.angle(s), cx.angle(next));
+    let turns = |x: f64| x.abs() > STRAIGHT_DEG;
+    if !turns(a) || !turns(b) || a.signum() != b.signum() {
+        return false;
+    }
+    if cx.through(s, next).abs() > SLIP_ROAD_TURN_DEG {
+        return false;
+    }
+    let last = &cx.pieces[s.first - 1];
+    let link_end = &cx.pieces[s.end - 1];
+    if !last.reaches_head || !link_end.reaches_head {
+        return false;
+    }
+    let g = cx.graph;
+    let adj = cx.adjacency;
+    let name_of = |a: u32| {
+        let w = g.arc_way(a) as usize;
+        match (g.way_name[w], g.way_ref[w]) {
+            (0, r) => (0, r),
+            (n, _) => (n, 0),
+        }
+    };
+    // The link ends on the road after: a street that goes on past it is no sliproad.
+    let end = g.arc_head(link_end.arc) as usize;
+    if (adj.first_out[end]..adj.first_out[end + 1])
+        .map(|k| adj.arc[k as usize])
+        .any(|x| x ^ 1 != link_end.arc && name_of(x) == link)
+    {
+        return false;
+    }
+    // Along the road before, from the junction where the link leaves it.
+    let mut arc = last.arc;
+    let mut along = 0.0;
+    for hop in 0..16 {
+        let head = g.arc_head(arc) as usize;
+        let mut on = None;
+        for k in adj.first_out[head]..adj.first_out[head + 1] {
+            let x = adj.arc[k as usize];
+            if x ^ 1 == arc {
+                continue;
+            }
+            let name = name_of(x);
+            if hop > 0 && name == onto {
+                return true;
+            }
+            if name == road && on.is_none() {
+                on = Some(x);
+            }
+        }
+        let Some(x) = on else { return false };
+        along += g.arc_length_m(x) as f64;
+        if along > SLIP_TRIANGLE_M {
+            return false;
+        }
+        arc = x;
+    }
+    false
 }
 
 /// Whether a stretch's maneuver and the next are both bears the same way (see [`SLIP_LINK_M`]).
@@ -425,6 +600,7 @@ fn same_road(segs: &mut Vec<Seg>, cx: &Cx) {
             && !s.reversal(cx.pieces)
             && cx.name(&prev) == cx.name(&s)
             && cx.angle(&s).abs() < SAME_ROAD_TURN_DEG
+            && !cx.fork(&s)
         {
             fold_back(segs, i);
         } else {
@@ -448,7 +624,7 @@ fn name_changes(segs: &mut Vec<Seg>, cx: &Cx) {
         let (before, here) = (cx.name(&prev), cx.name(&s));
         let short = cx.distance(&s) < SHORT_NAME_M;
         let next = segs.get(i + 1).filter(|n| !ring(n) && cx.straight_on(n));
-        if cx.same_road_name(before, here) {
+        if cx.same_road(&prev, &s) {
             fold_back(segs, i);
         } else if cx.distance(&s) < SHORT_NAME_BETWEEN_M
             && next.is_some_and(|n| cx.name(n) == before)
@@ -486,7 +662,7 @@ fn unnamed_jogs(segs: &mut Vec<Seg>, cx: &Cx) {
             && s.kind != StepKind::Depart
             && road != (0, 0)
             && cx.name(&s) == (0, 0)
-            && cx.same_road_name(road, cx.name(&next))
+            && cx.same_road(&prev, &next)
             && cx.distance(&s) < SHORT_NAME_BETWEEN_M
             && cx.push(&s) == cx.push(&next)
             && gentle(cx.angle(&s))
@@ -517,5 +693,20 @@ mod tests {
         assert_eq!(strip_compass("North Street"), "North Street");
         assert_eq!(strip_compass("West Broadway"), "West Broadway");
         assert_eq!(strip_compass("Broadway"), "Broadway");
+        assert_eq!(strip_compass("42 N"), "42");
+        assert_eq!(strip_compass("West 42"), "42");
+        assert_eq!(strip_compass("W 4th"), "4th");
+    }
+
+    #[test]
+    fn refs_share_a_route() {
+        assert!(super::refs_share("US 75;US 69", "US 75"));
+        assert!(super::refs_share("US 69", "US 75; US 69"));
+        assert!(!super::refs_share("US 69", "US 75"));
+        assert!(!super::refs_share("", ""));
+        assert!(super::named_after("Hauptstraße", "Hauptstraßenbrücke"));
+        assert!(super::named_after("Main Street Bridge", "Main Street"));
+        assert!(!super::named_after("Main Street", "Main Street"));
+        assert!(!super::named_after("Brooklyn Bridge", "Centre Street"));
     }
 }
