@@ -362,8 +362,7 @@ impl City {
                 let w = self.graph.arc_way(a) as usize;
                 self.graph.way_name[w] != 0 || self.graph.way_ref[w] != 0
             };
-            let service =
-                |w: u32| self.graph.way_flags[w as usize] & way_flags::SERVICE != 0;
+            let service = |w: u32| self.graph.way_flags[w as usize] & way_flags::SERVICE != 0;
             let on_service = service(prev.way) || service(cur.way);
             let follows_road = cur.name != (0, 0);
             let mut others = self.choices_after(prev.arc, profile).filter(|&a| {
@@ -466,8 +465,8 @@ impl City {
             // the straight band, beside a road that runs about as straight (not 20° more bent),
             // is told by its side of the road ("continue straight" would not say which, the road
             // or the way beside it), as OSRM never words the way off an obvious road straight.
-            let beside = taken.abs() <= passes::STRAIGHT_DEG
-                && k.abs() < taken.abs() + passes::STRAIGHT_DEG;
+            let beside =
+                taken.abs() <= passes::STRAIGHT_DEG && k.abs() < taken.abs() + passes::STRAIGHT_DEG;
             return beside.then_some(if taken < k {
                 "slight left"
             } else {
@@ -582,9 +581,8 @@ impl City {
             // unless that is the name of the step before.
             let turned_onto = onto_run[0].way;
             if turned_onto != main_way {
-                let structure = |w: u32| {
-                    g.way_flags[w as usize] & (way_flags::BRIDGE | way_flags::TUNNEL) != 0
-                };
+                let structure =
+                    |w: u32| g.way_flags[w as usize] & (way_flags::BRIDGE | way_flags::TUNNEL) != 0;
                 let ((n0, r0), (n1, r1)) = (self.name_of(turned_onto), self.name_of(main_way));
                 // Not where the name turned onto is the previous step's (a road that turns a
                 // corner and changes its compass word there): the new sign names it.
