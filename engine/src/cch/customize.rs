@@ -96,24 +96,21 @@ impl Cch {
         if s == e {
             return;
         }
-        self.inputs_of.for_each_in(s, e, |a, entries| {
+        for a in s..e {
             pos[self.up_head[a] as usize] = a as u32;
-            // The arc's own weight: the least of its input arcs' (parallel arcs, both directions).
-            let (mut f, mut b) = (INF_WEIGHT, INF_WEIGHT);
-            self.inputs_of.prefetch_ahead(a, m.inputs);
-            for &entry in entries {
-                let (i, upward) = decode(entry);
-                // SAFETY: input arc ids index the input weights (checked length).
-                let w = unsafe { *m.inputs.add(i as usize) };
-                if upward {
-                    f = f.min(w);
-                } else {
-                    b = b.min(w);
-                }
-            }
             unsafe {
-                *m.fw.add(a) = f;
-                *m.bw.add(a) = b;
+                *m.fw.add(a) = INF_WEIGHT;
+                *m.bw.add(a) = INF_WEIGHT;
+            }
+        }
+        // The arc's own weight: the least of its input arcs' (parallel arcs, both directions).
+        self.inputs_of.for_each_entry(s, e, m.inputs, |a, entry| {
+            let (i, upward) = decode(entry);
+            // SAFETY: input arc ids index the input weights (checked length); a is y's.
+            unsafe {
+                let w = *m.inputs.add(i as usize);
+                let side = if upward { m.fw.add(a) } else { m.bw.add(a) };
+                *side = (*side).min(w);
             }
         });
         let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
@@ -1014,34 +1011,43 @@ impl InputsByArc {
         self.inputs[s..e].iter().map(|&e| decode(e))
     }
 
-    /// The arcs `s..e` in turn, each with its entries: `f(a, inputs)`. One pass over the entries
-    /// instead of a search per arc (customization seeds every arc of a node this way).
+    /// Every entry of the arcs `s..e`, in order: `f(arc, entry)`, with the weight of the input
+    /// arc [`PREFETCH_INPUTS`] entries ahead in `weights` asked into the cache meanwhile. A pass
+    /// over the entries alone: most arcs have none.
     #[inline(always)]
-    fn for_each_in(&self, s: usize, e: usize, mut f: impl FnMut(usize, &[u32])) {
+    fn for_each_entry(
+        &self,
+        s: usize,
+        e: usize,
+        weights: *const Weight,
+        mut f: impl FnMut(usize, u32),
+    ) {
         if s == e {
             return;
         }
         let mut k = self.range(s).0;
-        for a in s..e {
-            let (end, o) = (self.block_first[a / 64 + 1] as usize, (a % 64) as u8);
-            let k0 = k;
-            while k < end && self.offset[k] == o {
-                k += 1;
+        let mut block = s / 64;
+        let mut block_end = self.block_first[block + 1] as usize;
+        let stop = self.range(e - 1).1;
+        while k < stop {
+            while k >= block_end {
+                block += 1;
+                block_end = self.block_first[block + 1] as usize;
             }
-            f(a, &self.inputs[k0..k]);
+            self.prefetch(k + PREFETCH_INPUTS, weights);
+            f(64 * block + self.offset[k] as usize, self.inputs[k]);
+            k += 1;
         }
     }
 
-    /// Asks for the weight of an input arc a few dozen entries after the start of `a`'s block to
-    /// be brought into the cache: input arcs are numbered by junction, not in the order
-    /// customization meets them, and their weights are read at random. With 32 ahead, `cust`
-    /// alternated read 13.9-14.2 ms at best against 14.4-14.7 without (16 and 64 ahead did about
-    /// as well).
+    /// Asks for the weight of entry `k`'s input arc to be brought into the cache: input arcs are
+    /// numbered by junction, not in the order customization meets them, and their weights are
+    /// read at random. With 32 entries ahead, `cust` alternated read 13.9-14.2 ms at best against
+    /// 14.4-14.7 without (16 and 64 ahead did about as well).
     #[inline(always)]
-    fn prefetch_ahead(&self, a: usize, weights: *const Weight) {
+    fn prefetch(&self, k: usize, weights: *const Weight) {
         #[cfg(target_arch = "x86_64")]
         {
-            let k = self.block_first[a / 64] as usize + (a % 64) + PREFETCH_INPUTS;
             if let Some(&e) = self.inputs.get(k) {
                 // SAFETY: an input arc id indexes the input weights; a prefetch reads nothing.
                 unsafe {
@@ -1052,7 +1058,7 @@ impl InputsByArc {
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = (a, weights);
+        let _ = (k, weights);
     }
 
     pub fn memory_bytes(&self) -> usize {
@@ -1066,7 +1072,7 @@ fn decode(e: u32) -> (u32, bool) {
     (e & !UPWARD_BIT, e & UPWARD_BIT != 0)
 }
 
-/// How many input arcs ahead [`InputsByArc::prefetch_ahead`] asks for.
+/// How many entries ahead [`InputsByArc::for_each_in`] asks for an input arc's weight.
 const PREFETCH_INPUTS: usize = 32;
 
 /// Raw views of a metric's arrays for the parallel customization.
@@ -1189,6 +1195,7 @@ mod inputs_by_arc_tests {
                 .collect();
             let upward: Vec<bool> = (0..inputs).map(|_| next() % 2 == 0).collect();
             let map = InputsByArc::new(arcs, &input_arc, &upward);
+            let zeros = vec![0 as Weight; inputs];
             let want = |a: usize| -> Vec<(u32, bool)> {
                 (0..inputs)
                     .filter(|&i| input_arc[i] == a as u32)
@@ -1204,12 +1211,12 @@ mod inputs_by_arc_tests {
             }
             for (s, e) in [(0, arcs), (arcs / 3, arcs / 2), (arcs / 2, arcs)] {
                 let mut seen = Vec::new();
-                map.for_each_in(s, e, |a, entries| {
-                    seen.push(a);
-                    let got: Vec<_> = entries.iter().map(|&x| decode(x)).collect();
-                    assert_eq!(got, want(a), "arcs {arcs}, pass from {s}, arc {a}");
-                });
-                assert_eq!(seen, (s..e).collect::<Vec<_>>());
+                map.for_each_entry(s, e, zeros.as_ptr(), |a, entry| seen.push((a, entry)));
+                let all: Vec<(usize, u32)> = (s..e)
+                    .flat_map(|a| want(a).into_iter().map(move |(i, up)| (a, i, up)))
+                    .map(|(a, i, up)| (a, i | if up { UPWARD_BIT } else { 0 }))
+                    .collect();
+                assert_eq!(seen, all, "arcs {arcs}, pass from {s}");
             }
         }
     }
