@@ -81,6 +81,9 @@ impl City {
         if let Some(m) = &self.state.read().unwrap().base[kind as usize] {
             return m.clone();
         }
+        if !kind.is_cycling() {
+            return self.walking_metric();
+        }
         let _writer = self.writer.lock().unwrap();
         let (model, changes, bans) = {
             let st = self.state.read().unwrap();
@@ -105,6 +108,42 @@ impl City {
         let m = built[kind as usize].clone().expect("built as asked");
         self.state.write().unwrap().base[kind as usize] = Some(m.clone());
         m
+    }
+
+    /// Walking's metric, built now if this is its first use. No live change touches it, so its
+    /// build holds no writer lock (live changes go on meanwhile); it is kept if the model it was
+    /// built with is still the city's, else built again.
+    fn walking_metric(&self) -> Arc<CityMetric> {
+        let _builder = self.walking_builder.lock().unwrap();
+        loop {
+            let model = {
+                let st = self.state.read().unwrap();
+                if let Some(m) = &st.base[MetricKind::Walking as usize] {
+                    return m.clone();
+                }
+                st.model.clone()
+            };
+            let built = customize_all(
+                &self.graph,
+                &self.turns,
+                &self.cch,
+                &model,
+                &Default::default(),
+                &Default::default(),
+                &[MetricKind::Walking],
+            );
+            let m = built[MetricKind::Walking as usize]
+                .clone()
+                .expect("built as asked");
+            let mut st = self.state.write().unwrap();
+            if let Some(m) = &st.base[MetricKind::Walking as usize] {
+                return m.clone();
+            }
+            if Arc::ptr_eq(&st.model, &model) {
+                st.base[MetricKind::Walking as usize] = Some(m.clone());
+                return m;
+            }
+        }
     }
 
     /// Applies permanent changes to cycling arcs: each cycling base metric is copied, partially

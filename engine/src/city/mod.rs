@@ -196,6 +196,9 @@ pub struct City {
     /// Serializes writers (arc updates, model swaps), so none loses another's change; queries
     /// never take it.
     writer: Mutex<()>,
+    /// Serializes builds of walking's metric, which no live change touches: they need not hold
+    /// `writer` (a live change at start-up would wait a second for walking's build).
+    walking_builder: Mutex<()>,
     /// Seconds each step of [`City::from_graph`] took, in order (benchmarks, start-up logs).
     pub load_phases: Vec<(&'static str, f64)>,
 }
@@ -395,6 +398,7 @@ impl City {
             turn_back_cache: Mutex::new(Vec::new()),
             dijkstras: Mutex::new(Vec::new()),
             writer: Mutex::new(()),
+            walking_builder: Mutex::new(()),
             load_phases: phases.done,
         })
     }
