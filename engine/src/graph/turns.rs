@@ -81,21 +81,7 @@ impl TurnGraph {
     pub fn new(g: &CityGraph, restrictions: &[TurnRestriction]) -> TurnGraph {
         let n = g.node_count();
         let arc_count = g.arc_count();
-        // Outgoing arcs per junction (CSR).
-        let mut out_first = vec![0u32; n + 1];
-        for a in 0..arc_count as ArcId {
-            out_first[g.arc_tail(a) as usize + 1] += 1;
-        }
-        for v in 0..n {
-            out_first[v + 1] += out_first[v];
-        }
-        let mut fill = out_first.clone();
-        let mut out_arc = vec![0 as ArcId; arc_count];
-        for a in 0..arc_count as ArcId {
-            let t = g.arc_tail(a) as usize;
-            out_arc[fill[t] as usize] = a;
-            fill[t] += 1;
-        }
+        let (out_first, out_arc) = arcs_out(g);
         let outs = |v: NodeId| {
             &out_arc[out_first[v as usize] as usize..out_first[v as usize + 1] as usize]
         };
@@ -370,6 +356,26 @@ fn turn_back_entries<'a>(
     found
 }
 
+/// The arcs out of each junction (CSR): `out_arc[out_first[v]..out_first[v + 1]]`.
+fn arcs_out(g: &CityGraph) -> (Vec<u32>, Vec<ArcId>) {
+    let (n, arc_count) = (g.node_count(), g.arc_count());
+    let mut out_first = vec![0u32; n + 1];
+    for a in 0..arc_count as ArcId {
+        out_first[g.arc_tail(a) as usize + 1] += 1;
+    }
+    for v in 0..n {
+        out_first[v + 1] += out_first[v];
+    }
+    let mut fill = out_first.clone();
+    let mut out_arc = vec![0 as ArcId; arc_count];
+    for a in 0..arc_count as ArcId {
+        let t = g.arc_tail(a) as usize;
+        out_arc[fill[t] as usize] = a;
+        fill[t] += 1;
+    }
+    (out_first, out_arc)
+}
+
 /// The version of the rules [`turn_back_entries`] follows, stored with the pairs it found
 /// ([`CityGraph::turn_back_pairs`]): raise it when they change, so older files are searched again.
 const TURN_BACK_RULES: u32 = 1;
@@ -387,21 +393,7 @@ fn stored_turn_backs(g: &CityGraph) -> Option<HashSet<(ArcId, ArcId)>> {
 /// What [`CityGraph::turn_back_pairs`] stores for a graph: the rules' version and the pairs,
 /// ascending (found afresh, whatever the graph stores).
 pub fn turn_back_pairs(g: &CityGraph) -> Vec<u32> {
-    let arc_count = g.arc_count();
-    let mut out_first = vec![0u32; g.node_count() + 1];
-    for a in 0..arc_count as ArcId {
-        out_first[g.arc_tail(a) as usize + 1] += 1;
-    }
-    for v in 0..g.node_count() {
-        out_first[v + 1] += out_first[v];
-    }
-    let mut fill = out_first.clone();
-    let mut out_arc = vec![0 as ArcId; arc_count];
-    for a in 0..arc_count as ArcId {
-        let t = g.arc_tail(a) as usize;
-        out_arc[fill[t] as usize] = a;
-        fill[t] += 1;
-    }
+    let (out_first, out_arc) = arcs_out(g);
     let outs =
         |v: NodeId| &out_arc[out_first[v as usize] as usize..out_first[v as usize + 1] as usize];
     let mut pairs: Vec<(ArcId, ArcId)> = turn_back_entries(g, &outs).into_iter().collect();
