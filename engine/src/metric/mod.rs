@@ -240,17 +240,10 @@ impl DetourBudget {
                         .max(self.extra_pushed_share * direct.length_m)
     }
 
-    /// Whether a leg is at most `max_ratio` times Direct's, in length and in duration, and pushes
-    /// within the push budget (the gentler weighting walks along a busy road about as readily as it
-    /// rides it: past the budget Direct's route stands rather than a long walk).
+    /// Whether a leg is at most `max_ratio` times Direct's, in length and in duration.
     pub fn within_max(&self, leg: LegCost, direct: LegCost) -> bool {
         leg.length_m <= self.max_ratio * direct.length_m
             && leg.duration_s <= self.max_ratio * direct.duration_s
-            && leg.pushed_m
-                <= direct.pushed_m
-                    + self
-                        .extra_pushed_m
-                        .max(self.extra_pushed_share * direct.length_m)
     }
 }
 
@@ -708,10 +701,6 @@ mod detour_budget_tests {
         // The gentler weighting's bound: 1.6 times in length and in time.
         assert!(b.within_max(leg(3000.0, 760.0, 0.0), direct));
         assert!(!b.within_max(leg(2000.0, 800.0, 0.0), direct));
-        // It walks within the same push budget: 200 m more than Direct, or 10 % of its length.
-        assert!(b.within_max(leg(2000.0, 600.0, 200.0), direct));
-        assert!(!b.within_max(leg(2000.0, 700.0, 350.0), direct));
-        assert!(b.within_max(leg(2300.0, 700.0, 300.0), leg(2000.0, 480.0, 100.0)));
     }
 
     #[test]
