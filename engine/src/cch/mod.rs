@@ -748,7 +748,7 @@ impl Cch {
     /// [`Self::for_each_lower_triangle`] of arc `b` whose lower endpoint `tail` the caller knows.
     #[inline]
     pub fn for_each_lower_triangle_of(&self, b: u32, tail: usize, mut f: impl FnMut(u32, u32)) {
-        self.lower_triangles_until(b, tail, |xy, xz| {
+        self.lower_triangles_until(b, tail, |xy, xz, _| {
             f(xy, xz);
             false
         });
@@ -760,13 +760,26 @@ impl Cch {
     pub fn find_lower_triangle(
         &self,
         b: u32,
-        mut f: impl FnMut(u32, u32) -> bool,
+        f: impl FnMut(u32, u32) -> bool,
     ) -> Option<(u32, u32)> {
+        self.find_lower_triangle_of(b, self.arc_tail(b) as usize, f)
+            .map(|(xy, xz, _)| (xy, xz))
+    }
+
+    /// [`Self::find_lower_triangle`] of arc `b` whose lower endpoint `tail` the caller knows,
+    /// with the triangle's lowest node.
+    #[inline]
+    pub fn find_lower_triangle_of(
+        &self,
+        b: u32,
+        tail: usize,
+        mut f: impl FnMut(u32, u32) -> bool,
+    ) -> Option<(u32, u32, u32)> {
         let mut found = None;
-        self.lower_triangles_until(b, self.arc_tail(b) as usize, |xy, xz| {
+        self.lower_triangles_until(b, tail, |xy, xz, x| {
             let hit = f(xy, xz);
             if hit {
-                found = Some((xy, xz));
+                found = Some((xy, xz, x));
             }
             hit
         });
@@ -775,7 +788,7 @@ impl Cch {
 
     /// The enumeration behind both: calls `f` per lower triangle until it returns true.
     #[inline(always)]
-    fn lower_triangles_until(&self, b: u32, y: usize, mut f: impl FnMut(u32, u32) -> bool) {
+    fn lower_triangles_until(&self, b: u32, y: usize, mut f: impl FnMut(u32, u32, u32) -> bool) {
         let z = self.up_head[b as usize] as usize;
         let range = |v: usize| self.down_first[v] as usize..self.down_first[v + 1] as usize;
         let (ry, rz) = (range(y), range(z));
@@ -808,7 +821,7 @@ impl Cch {
                     // SAFETY: as above; a current tag's position is within y's list.
                     let m = unsafe { *map.get_unchecked(x as usize) };
                     if m & !0xffff_ffff == tag
-                        && f(unsafe { *ay.get_unchecked(m as u32 as usize) }, az[j])
+                        && f(unsafe { *ay.get_unchecked(m as u32 as usize) }, az[j], x)
                     {
                         return;
                     }
@@ -821,7 +834,7 @@ impl Cch {
         for (i, x) in short.iter().enumerate() {
             if let Ok(j) = long.binary_search(x) {
                 let (iy, iz) = if y_shorter { (i, j) } else { (j, i) };
-                if f(ay[iy], az[iz]) {
+                if f(ay[iy], az[iz], *x) {
                     return;
                 }
             }

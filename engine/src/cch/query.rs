@@ -355,9 +355,10 @@ impl CchQuery {
         }
         let p = self.pruned_graph(metric);
         let mut stack = Vec::with_capacity(64);
-        let mut unpack = |a: u32, fw: bool, out: &mut Vec<ArcId>| match p {
+        // `t` is the arc's tail, the lower of its two nodes.
+        let mut unpack = |(a, t): (u32, u32), fw: bool, out: &mut Vec<ArcId>| match p {
             Some(p) => p.unpack(a, fw, out, &mut stack),
-            None => cch.unpack_searched(metric, a, fw, out, &mut stack),
+            None => cch.unpack_searched(metric, (a, t), fw, out, &mut stack),
         };
         // Room for a typical city path: growing the vector would cost more than the unpacking.
         let mut out = Vec::with_capacity(512);
@@ -365,7 +366,7 @@ impl CchQuery {
         let mut up_arcs = Vec::with_capacity(64);
         let mut x = self.meeting;
         while let Some((t, a)) = self.pred(cch, p, x, true) {
-            up_arcs.push(a);
+            up_arcs.push((a, t));
             x = t;
         }
         for &a in up_arcs.iter().rev() {
@@ -373,7 +374,7 @@ impl CchQuery {
         }
         let mut y = self.meeting;
         while let Some((t, a)) = self.pred(cch, p, y, false) {
-            unpack(a, false, &mut out);
+            unpack((a, t), false, &mut out);
             y = t;
         }
         out

@@ -18,31 +18,32 @@ pub(super) const NO_ENTRY: u32 = u32::MAX;
 enum Unpacked {
     /// It is this input arc.
     Input(ArcId),
-    /// Down the first arc (its `bw` side), then up the second (its `fw` side).
-    Triangle(u32, u32),
+    /// Down the first arc (its `bw` side), then up the second (its `fw` side), with the
+    /// triangle's lowest node (the tail of both, where the caller tracks tails).
+    Triangle(u32, u32, u32),
     /// Impassable: nothing to unpack.
     Nothing,
 }
 
-/// Appends the input arcs of arc `a` travelled upward (`fw`) or downward, in travel order, taking
-/// each arc apart with `split`: a loop with a reused stack, not a recursion, as a path unpacks one
-/// arc after another.
+/// Appends the input arcs of arc `a` (whose tail is `tail`, where the caller tracks tails)
+/// travelled upward (`fw`) or downward, in travel order, taking each arc apart with `split`: a loop
+/// with a reused stack, not a recursion, as a path unpacks one arc after another.
 fn unpack_with(
-    a: u32,
+    (a, tail): (u32, u32),
     upward: bool,
     out: &mut Vec<ArcId>,
-    stack: &mut Vec<(u32, bool)>,
-    mut split: impl FnMut(u32, bool) -> Unpacked,
+    stack: &mut Vec<(u32, bool, u32)>,
+    mut split: impl FnMut(u32, bool, u32) -> Unpacked,
 ) {
     stack.clear();
-    stack.push((a, upward));
-    while let Some((a, up)) = stack.pop() {
-        match split(a, up) {
+    stack.push((a, upward, tail));
+    while let Some((a, up, tail)) = stack.pop() {
+        match split(a, up, tail) {
             Unpacked::Input(i) => out.push(i),
-            Unpacked::Triangle(down, up) => {
+            Unpacked::Triangle(down, up, x) => {
                 // The stack pops the last pushed first.
-                stack.push((up, true));
-                stack.push((down, false));
+                stack.push((up, true, x));
+                stack.push((down, false, x));
             }
             Unpacked::Nothing => {}
         }
@@ -57,9 +58,9 @@ impl PrunedGraph {
         k: u32,
         upward: bool,
         out: &mut Vec<ArcId>,
-        stack: &mut Vec<(u32, bool)>,
+        stack: &mut Vec<(u32, bool, u32)>,
     ) {
-        unpack_with(k, upward, out, stack, |k, up| {
+        unpack_with((k, 0), upward, out, stack, |k, up, _| {
             let [first, second] = if up {
                 self.fw_unpack.get(k as usize)
             } else {
@@ -68,7 +69,7 @@ impl PrunedGraph {
             if first & INPUT_BIT != 0 {
                 Unpacked::Input(first & !INPUT_BIT)
             } else {
-                Unpacked::Triangle(first, second)
+                Unpacked::Triangle(first, second, 0)
             }
         });
     }
@@ -79,15 +80,17 @@ impl Cch {
     /// finding how each weight arose: an input arc mapped onto the arc with that weight, else a
     /// lower triangle summing to it (partial and basic customization leave every arc at the
     /// minimum over both, so one of them matches).
+    /// `tail` is `a`'s lower endpoint; each triangle found gives its two arcs' (the lowest node),
+    /// so no arc's tail is searched for.
     pub(super) fn unpack_searched(
         &self,
         metric: &CustomizedMetric,
-        a: u32,
+        (a, tail): (u32, u32),
         upward: bool,
         out: &mut Vec<ArcId>,
-        stack: &mut Vec<(u32, bool)>,
+        stack: &mut Vec<(u32, bool, u32)>,
     ) {
-        unpack_with(a, upward, out, stack, |a, up| {
+        unpack_with((a, tail), upward, out, stack, |a, up, tail| {
             let au = a as usize;
             let w = if up { metric.fw[au] } else { metric.bw[au] };
             if w >= INF_WEIGHT {
@@ -101,7 +104,7 @@ impl Cch {
                 return Unpacked::Input(i);
             }
             // Upward y → x → z is (x, y) down then (x, z) up; downward z → x → y the reverse.
-            let found = self.find_lower_triangle(a, |xy, xz| {
+            let found = self.find_lower_triangle_of(a, tail as usize, |xy, xz| {
                 let (xy, xz) = (xy as usize, xz as usize);
                 if up {
                     add(metric.bw[xy], metric.fw[xz]) == w
@@ -110,8 +113,8 @@ impl Cch {
                 }
             });
             match found {
-                Some((xy, xz)) if up => Unpacked::Triangle(xy, xz),
-                Some((xy, xz)) => Unpacked::Triangle(xz, xy),
+                Some((xy, xz, x)) if up => Unpacked::Triangle(xy, xz, x),
+                Some((xy, xz, x)) => Unpacked::Triangle(xz, xy, x),
                 None => {
                     debug_assert!(false, "arc {a}: no input arc or triangle gives its weight");
                     Unpacked::Nothing
