@@ -98,9 +98,11 @@ export declare function haversineMeters(from: Array<number>, to: Array<number>):
 
 /**
  * Loads a city graph file (built by `quietway-build-graph`) on the libuv pool. A missing, truncated
- * or corrupt file rejects with a clear message. `weighting` is an optional weighting-model JSON.
+ * or corrupt file rejects with a clear message. `weighting` is an optional weighting-model JSON;
+ * `queryGraphMb` the megabytes the city's cycling metrics may spend on pruned query graphs (faster
+ * queries; the engine's default unless given).
  */
-export declare function loadCity(path: string, weighting?: string | undefined | null): Promise<Engine>
+export declare function loadCity(path: string, weighting?: string | undefined | null, queryGraphMb?: number | undefined | null): Promise<Engine>
 
 export interface NearestTarget {
   /** Index into `targets`. */

@@ -761,6 +761,7 @@ pub struct Engine {
 pub struct LoadTask {
     path: String,
     weighting: Option<String>,
+    query_graph_mb: Option<u32>,
 }
 
 impl Task for LoadTask {
@@ -778,6 +779,9 @@ impl Task for LoadTask {
                 format!("cannot load graph {}: {e}", self.path),
             )
         })?;
+        if let Some(mb) = self.query_graph_mb {
+            city.set_query_graph_budget((mb as usize) << 20);
+        }
         let city = Arc::new(city);
         // Walking's metric is built once the city answers cycling requests (`City::warm`).
         let warm = city.clone();
@@ -791,11 +795,21 @@ impl Task for LoadTask {
 }
 
 /// Loads a city graph file (built by `quietway-build-graph`) on the libuv pool. A missing, truncated
-/// or corrupt file rejects with a clear message. `weighting` is an optional weighting-model JSON.
+/// or corrupt file rejects with a clear message. `weighting` is an optional weighting-model JSON;
+/// `queryGraphMb` the megabytes the city's cycling metrics may spend on pruned query graphs (faster
+/// queries; the engine's default unless given).
 #[napi(ts_return_type = "Promise<Engine>")]
-pub fn load_city(path: String, weighting: Option<String>) -> AsyncTask<LoadTask> {
+pub fn load_city(
+    path: String,
+    weighting: Option<String>,
+    query_graph_mb: Option<u32>,
+) -> AsyncTask<LoadTask> {
     purge_freed_memory_at_once();
-    AsyncTask::new(LoadTask { path, weighting })
+    AsyncTask::new(LoadTask {
+        path,
+        weighting,
+        query_graph_mb,
+    })
 }
 
 fn metric_kind(profile: &str, supersafe: Option<bool>, night: Option<bool>) -> Result<MetricKind> {

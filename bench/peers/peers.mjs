@@ -162,7 +162,7 @@ function start(name, what, cmd, argv, opts = {}) {
     else log(`${what} (pid ${child.pid}): ${e.message}`);
   });
   child.on('exit', () => {
-    if (!stopping) failServer(child, 'ended', howEnded(child));
+    if (!stopping && !child.retired) failServer(child, 'ended', howEnded(child));
   });
   children.push(child);
   return child;
@@ -513,6 +513,32 @@ const osrmServer = await startAlone(
     ok: (b) => b.code === 'Ok',
   },
 );
+
+// osrm-routed on the MLD data too, alone, for its start-up and resident memory only (the memory
+// goal of a city is set against it; the trips are served by CH, OSRM's faster algorithm), then
+// stopped before the next server starts.
+{
+  const port = await freePort();
+  const mld = await startAlone(
+    'osrm_mld',
+    'osrm-routed (MLD)',
+    port,
+    [
+      osrmBin('osrm-routed'),
+      ['--ip', '127.0.0.1', '--port', String(port), '--algorithm', 'MLD', 'nyc.osrm'],
+      { cwd: osrmMld },
+    ],
+    {
+      url: `http://127.0.0.1:${port}/route/v1/bicycle/${PROBE.map((p) => p.join(',')).join(';')}`,
+      method: 'GET',
+      ok: (b) => b.code === 'Ok',
+    },
+  );
+  servers.osrm_mld.peak_bytes = peakOf(mld);
+  mld.retired = true;
+  mld.kill('SIGTERM');
+  await new Promise((r) => (hasEnded(mld) ? r() : mld.once('exit', r)));
+}
 
 const valhallaPort = await freePort();
 const vcfg = JSON.parse(fs.readFileSync(path.join(valhallaDir, 'valhalla.json'), 'utf8'));

@@ -224,7 +224,7 @@ function measure() {
       rows: [
         row('Quietway (server, peers run)', p.quietway, s.quietway),
         row('OSRM CH (osrm-routed)', p.osrm_ch, s.osrm),
-        row('OSRM MLD', p.osrm_mld, null),
+        row('OSRM MLD (osrm-routed --algorithm MLD)', p.osrm_mld, s.osrm_mld),
         row('Valhalla (valhalla_service)', p.valhalla, s.valhalla),
       ],
     };

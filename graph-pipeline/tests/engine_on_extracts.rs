@@ -532,3 +532,62 @@ fn metrics_not_loaded_are_built_on_first_use_with_the_changes_in_force() {
         }
     }
 }
+
+/// Pruned query graphs keep to the city's budget: none with a budget of 0 (walking's metric is its
+/// pruned graph, outside the budget), and within the default one, the metrics first in
+/// `MetricKind::ALL` (SuperSafe by day first) pruned, together no more than it.
+#[test]
+fn pruned_query_graphs_keep_to_the_budget() {
+    use quietway_engine::city::DEFAULT_QUERY_GRAPH_BUDGET;
+    let none = lower_manhattan();
+    none.set_query_graph_budget(0);
+    none.prepare_base_metrics();
+    for kind in MetricKind::ALL {
+        let m = none.metric(kind, None);
+        assert_eq!(m.pruned.get().is_some(), !kind.is_cycling(), "{kind:?}");
+    }
+    // Routes in steady use prune nothing either, and still find the way.
+    let req = RouteRequest {
+        waypoints: vec![[-74.0113, 40.7060], [-73.9950, 40.7180]],
+        profile: Profile::Cycling,
+        supersafe: true,
+        night: false,
+        bearing: None,
+        departure: None,
+    };
+    for _ in 0..40 {
+        assert!(matches!(none.route(&req), Ok(Some(_))));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(
+        none.metric(MetricKind::SuperSafeDay, None)
+            .pruned
+            .get()
+            .is_none()
+    );
+
+    let default = lower_manhattan();
+    default.prepare_base_metrics();
+    let pruned: usize = MetricKind::ALL
+        .iter()
+        .filter(|k| k.is_cycling())
+        .filter_map(|&k| {
+            default
+                .metric(k, None)
+                .pruned
+                .get()
+                .map(|p| p.memory_bytes())
+        })
+        .sum();
+    assert!(
+        default
+            .metric(MetricKind::SuperSafeDay, None)
+            .pruned
+            .get()
+            .is_some()
+    );
+    assert!(
+        pruned > 0 && pruned <= DEFAULT_QUERY_GRAPH_BUDGET,
+        "{pruned}"
+    );
+}

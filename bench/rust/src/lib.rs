@@ -43,8 +43,9 @@ pub fn build_city(shared: &Path, city_id: &str, file: &str, name: &str) -> City 
         quietway_engine::metric::WeightingModel::from_json(&json).expect("weighting model")
     });
     let city = City::from_graph(graph, name.into(), model).expect("graph");
-    // Routes as in steady use: every base metric pruned (a fresh city prunes a metric once routes
-    // use it), so results do not depend on when a background pruning finishes.
+    // Routes as in steady use with every base metric pruned (whatever the default budget of
+    // pruned graphs), so results do not depend on when a background pruning finishes.
+    city.set_query_graph_budget(usize::MAX);
     city.prepare_base_metrics();
     city
 }

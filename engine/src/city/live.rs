@@ -39,25 +39,65 @@ impl City {
 
     /// Counts a query on a metric; the query that makes it a metric in steady use (base metrics after
     /// an update, avoidance metrics during their window) builds its pruned query graph on the
-    /// thread pool. Until then, and while that runs, queries use the full hierarchy, so a new
-    /// metric is live at once and one used once or twice costs no pruning.
+    /// thread pool, if the city's pruned graphs stay within its budget with it
+    /// ([`City::set_query_graph_budget`]). Until then, and while that runs, queries use the full
+    /// hierarchy, so a new metric is live at once and one used once or twice costs no pruning.
     pub(super) fn note_use(&self, m: &Arc<CityMetric>) {
-        if m.pruned.get().is_none()
-            && m.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == PRUNE_AFTER_USES
-        {
-            let (cch, m) = (m.cch.clone(), m.clone());
-            rayon::spawn(move || {
-                m.prepare_queries(&cch);
-            });
+        use std::sync::atomic::Ordering::{AcqRel, Relaxed};
+        if m.pruned.get().is_some() || m.uses.fetch_add(1, Relaxed) != PRUNE_AFTER_USES {
+            return;
         }
+        let estimate = PRUNED_BYTES_PER_ARC * m.cch.arc_count();
+        let budget = self.query_graph_budget.load(Relaxed);
+        let reserved = self.pruning.fetch_add(estimate, AcqRel) + estimate;
+        if reserved + self.pruned_graph_bytes() > budget {
+            self.pruning.fetch_sub(estimate, AcqRel);
+            return;
+        }
+        let (cch, m, pruning) = (m.cch.clone(), m.clone(), self.pruning.clone());
+        rayon::spawn(move || {
+            m.prepare_queries(&cch);
+            pruning.fetch_sub(estimate, AcqRel);
+        });
     }
 
-    /// Builds every base metric not built yet and waits until each has its pruned query graph, as
-    /// once every metric is in steady use (benchmarks, tests).
+    /// Bytes held by the pruned query graphs of the cycling metrics (base and cached; walking's
+    /// metric is its pruned graph alone, outside the budget).
+    fn pruned_graph_bytes(&self) -> usize {
+        let st = self.state.read().unwrap();
+        st.base
+            .iter()
+            .flatten()
+            .chain(st.cache.values())
+            .filter(|m| !m.on_junctions)
+            .filter_map(|m| m.pruned.get())
+            .map(|p| p.memory_bytes())
+            .sum()
+    }
+
+    /// The bytes the cycling metrics' pruned query graphs may hold together
+    /// ([`DEFAULT_QUERY_GRAPH_BUDGET`] unless set): a metric in steady use is pruned only while
+    /// they fit. 0 prunes none (least memory); `usize::MAX` prunes every metric in steady use
+    /// (fastest queries). Graphs built already stay.
+    pub fn set_query_graph_budget(&self, bytes: usize) {
+        self.query_graph_budget
+            .store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Builds every base metric not built yet and waits until each has its pruned query graph
+    /// where the budget allows one (in [`MetricKind::ALL`]'s order), as once every metric is in
+    /// steady use (benchmarks, tests; a test that needs every one pruned sets the budget first).
     pub fn prepare_base_metrics(&self) {
+        let budget = self
+            .query_graph_budget
+            .load(std::sync::atomic::Ordering::Relaxed);
         for kind in MetricKind::ALL {
             let m = self.base_metric(kind);
-            m.prepare_queries(&m.cch);
+            if m.on_junctions
+                || PRUNED_BYTES_PER_ARC * m.cch.arc_count() + self.pruned_graph_bytes() <= budget
+            {
+                m.prepare_queries(&m.cch);
+            }
         }
     }
 

@@ -199,6 +199,11 @@ pub struct City {
     /// Serializes builds of walking's metric, which no live change touches: they need not hold
     /// `writer` (a live change at start-up would wait a second for walking's build).
     walking_builder: Mutex<()>,
+    /// Bytes the cycling metrics' pruned query graphs may hold together (see
+    /// [`City::set_query_graph_budget`]).
+    query_graph_budget: std::sync::atomic::AtomicUsize,
+    /// Bytes reserved by prunings under way (their estimate), so two at once keep to the budget.
+    pruning: Arc<std::sync::atomic::AtomicUsize>,
     /// Seconds each step of [`City::from_graph`] took, in order (benchmarks, start-up logs).
     pub load_phases: Vec<(&'static str, f64)>,
 }
@@ -236,8 +241,18 @@ const CACHE_LIMIT: usize = 64;
 pub const LOADED_METRICS: [MetricKind; 2] = [MetricKind::SuperSafeDay, MetricKind::DirectDay];
 /// The metrics [`City::warm`] builds once a city is loaded.
 pub const WARMED_METRICS: [MetricKind; 1] = [MetricKind::Walking];
-/// Queries on a metric after which its pruned query graph is built.
+/// Queries on a metric after which its pruned query graph is built, budget allowing.
 const PRUNE_AFTER_USES: u32 = 16;
+/// The bytes a city's cycling metrics may spend on pruned query graphs unless told otherwise
+/// ([`City::set_query_graph_budget`]). A pruned graph (the arcs perfect customization keeps, with
+/// their unpacking entries) makes a query with its path three to four times faster than the full
+/// hierarchy, and costs about 12 bytes a hierarchy arc a metric: 13 MB on a district of 37 k
+/// junctions, 216 MB on a city of 600 k, more than the metric's own weights. Within this budget a
+/// district prunes every metric it uses, and a city none: it routes on the full hierarchy, its
+/// memory the metrics' weights alone (docs/engine.md, "At city size").
+pub const DEFAULT_QUERY_GRAPH_BUDGET: usize = 64 << 20;
+/// A pruned graph's bytes, estimated before it is built, per arc of its hierarchy (measured: 11-12).
+const PRUNED_BYTES_PER_ARC: usize = 12;
 
 impl City {
     pub fn load(path: &Path, model: Option<WeightingModel>) -> Result<City, String> {
@@ -399,6 +414,8 @@ impl City {
             dijkstras: Mutex::new(Vec::new()),
             writer: Mutex::new(()),
             walking_builder: Mutex::new(()),
+            query_graph_budget: DEFAULT_QUERY_GRAPH_BUDGET.into(),
+            pruning: Default::default(),
             load_phases: phases.done,
         })
     }

@@ -126,12 +126,13 @@ export function graphFiles(graphDir: string, only: readonly string[] | null = nu
 
 /**
  * Loads one graph file (on libuv's pool) with its weighting override, and its data coverage when
- * stored beside it (else `dataCoverage` is null: see `measureDataCoverageOf`).
+ * stored beside it (else `dataCoverage` is null: see `measureDataCoverageOf`). `queryGraphMb`: the
+ * megabytes its cycling metrics may spend on pruned query graphs (the engine's default if absent).
  */
-export async function loadCityFile(file: string): Promise<LoadedCity> {
+export async function loadCityFile(file: string, queryGraphMb?: number): Promise<LoadedCity> {
   const weightingFile = file.replace(/\.qwg$/, '.weighting.json');
   const weighting = fs.existsSync(weightingFile) ? fs.readFileSync(weightingFile, 'utf8') : undefined;
-  const engine = await native().loadCity(file, weighting);
+  const engine = await native().loadCity(file, weighting, queryGraphMb);
   const s = engine.stats();
   const coverage = (JSON.parse(s.coverageJson) as [number, number][][][][]).map((polygons, i) =>
     area(s.id, s.areaNames[i] ?? s.name, polygons),
@@ -216,7 +217,7 @@ export default fp(
       app.log.info({ city: entry.id, file: entry.file }, `loading the graph of ${entry.id}`);
       let city: LoadedCity;
       try {
-        city = await loadCityFile(entry.file);
+        city = await loadCityFile(entry.file, config.queryGraphMb ?? undefined);
         if (closed) return;
         if (city.id !== entry.id) {
           app.log.warn({ file: entry.file, city: city.id }, `the graph in ${entry.file} is of ${city.id}`);
