@@ -1061,12 +1061,13 @@ unsafe extern "C" {
 /// `mi_option_purge_delay` in mimalloc 3's `mi_option_e`.
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 
-/// Has mimalloc give freed pages back to the system at once instead of 10 ms later. Its delayed
-/// purge runs only when the thread that freed them allocates again, and the threads that free a
+/// Has mimalloc give freed pages back to the system at once. mimalloc 3 delays the purge by a
+/// second and runs it when the heap that freed them is active again, and the threads that free a
 /// city's large arrays (a load's working arrays, a metric a live change replaced, the customization
 /// behind a pruned graph) are pool threads that may not run again for minutes: on the 4 x 4 tiling
 /// of New York, 300 routes left the process at 2.7 GB resident for 1.6 GB the engine held, and
-/// 1.9 GB with this. `MIMALLOC_PURGE_DELAY` in the environment still decides where it is set.
+/// 1.9 GB with this (or with a delay of 10 ms). `MIMALLOC_PURGE_DELAY` in the environment still
+/// decides where it is set.
 fn purge_freed_memory_at_once() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {

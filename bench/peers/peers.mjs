@@ -497,36 +497,17 @@ const qwServer = await startAlone(
   },
 );
 
-const osrmPort = await freePort();
-const osrmServer = await startAlone(
-  'osrm',
-  'osrm-routed',
-  osrmPort,
-  [
-    osrmBin('osrm-routed'),
-    ['--ip', '127.0.0.1', '--port', String(osrmPort), '--algorithm', 'CH', 'nyc.osrm'],
-    { cwd: osrmCh },
-  ],
-  {
-    url: `http://127.0.0.1:${osrmPort}/route/v1/bicycle/${PROBE.map((p) => p.join(',')).join(';')}`,
-    method: 'GET',
-    ok: (b) => b.code === 'Ok',
-  },
-);
-
-// osrm-routed on the MLD data too, alone, for its start-up and resident memory only (the memory
-// goal of a city is set against it; the trips are served by CH, OSRM's faster algorithm), then
-// stopped before the next server starts.
-{
+/** osrm-routed on the data in `dir` with `algorithm` (CH or MLD), started alone. */
+async function startOsrm(name, what, algorithm, dir) {
   const port = await freePort();
-  const mld = await startAlone(
-    'osrm_mld',
-    'osrm-routed (MLD)',
+  const child = await startAlone(
+    name,
+    what,
     port,
     [
       osrmBin('osrm-routed'),
-      ['--ip', '127.0.0.1', '--port', String(port), '--algorithm', 'MLD', 'nyc.osrm'],
-      { cwd: osrmMld },
+      ['--ip', '127.0.0.1', '--port', String(port), '--algorithm', algorithm, 'nyc.osrm'],
+      { cwd: dir },
     ],
     {
       url: `http://127.0.0.1:${port}/route/v1/bicycle/${PROBE.map((p) => p.join(',')).join(';')}`,
@@ -534,6 +515,15 @@ const osrmServer = await startAlone(
       ok: (b) => b.code === 'Ok',
     },
   );
+  return { port, child };
+}
+const { port: osrmPort, child: osrmServer } = await startOsrm('osrm', 'osrm-routed', 'CH', osrmCh);
+
+// osrm-routed on the MLD data too, alone, for its start-up and resident memory only (the memory
+// goal of a city is set against it; the trips are served by CH, OSRM's faster algorithm), then
+// stopped before the next server starts.
+{
+  const { child: mld } = await startOsrm('osrm_mld', 'osrm-routed (MLD)', 'MLD', osrmMld);
   servers.osrm_mld.peak_bytes = peakOf(mld);
   mld.retired = true;
   mld.kill('SIGTERM');

@@ -533,61 +533,59 @@ fn metrics_not_loaded_are_built_on_first_use_with_the_changes_in_force() {
     }
 }
 
-/// Pruned query graphs keep to the city's budget: none with a budget of 0 (walking's metric is its
-/// pruned graph, outside the budget), and within the default one, the metrics first in
-/// `MetricKind::ALL` (SuperSafe by day first) pruned, together no more than it.
+/// Pruned query graphs keep to the city's budget. With none, routes in steady use leave every
+/// cycling metric on the full hierarchy (walking's metric is its pruned graph, outside the budget),
+/// where an unlimited budget prunes the metric after its 16th route; with room for about one
+/// graph, the first metric of `MetricKind::ALL` (SuperSafe by day) is pruned and no other.
 #[test]
 fn pruned_query_graphs_keep_to_the_budget() {
-    use quietway_engine::city::DEFAULT_QUERY_GRAPH_BUDGET;
-    let none = lower_manhattan();
-    none.set_query_graph_budget(0);
-    none.prepare_base_metrics();
-    for kind in MetricKind::ALL {
-        let m = none.metric(kind, None);
-        assert_eq!(m.pruned.get().is_some(), !kind.is_cycling(), "{kind:?}");
-    }
-    // Routes in steady use prune nothing either, and still find the way.
+    let pruned = |city: &City, kind| city.metric(kind, None).pruned.get().is_some();
     let req = RouteRequest {
         waypoints: vec![[-74.0113, 40.7060], [-73.9950, 40.7180]],
         profile: Profile::Cycling,
-        supersafe: true,
+        supersafe: false,
         night: false,
         bearing: None,
         departure: None,
     };
-    for _ in 0..40 {
-        assert!(matches!(none.route(&req), Ok(Some(_))));
+    let routed_in_steady_use = |budget: usize| {
+        let city = lower_manhattan();
+        city.set_query_graph_budget(budget);
+        for _ in 0..20 {
+            assert!(matches!(city.route(&req), Ok(Some(_))));
+        }
+        // The pruning runs on the thread pool: wait for it (up to 20 s) where it was started.
+        for _ in 0..200 {
+            if pruned(&city, MetricKind::DirectDay) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        city
+    };
+    let unlimited = routed_in_steady_use(usize::MAX);
+    assert!(pruned(&unlimited, MetricKind::DirectDay));
+    let none = routed_in_steady_use(0);
+    assert!(!pruned(&none, MetricKind::DirectDay));
+    none.prepare_base_metrics();
+    for kind in MetricKind::ALL {
+        assert_eq!(pruned(&none, kind), !kind.is_cycling(), "{kind:?}");
     }
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    assert!(
-        none.metric(MetricKind::SuperSafeDay, None)
-            .pruned
-            .get()
-            .is_none()
-    );
 
-    let default = lower_manhattan();
-    default.prepare_base_metrics();
-    let pruned: usize = MetricKind::ALL
-        .iter()
-        .filter(|k| k.is_cycling())
-        .filter_map(|&k| {
-            default
-                .metric(k, None)
-                .pruned
-                .get()
-                .map(|p| p.memory_bytes())
-        })
-        .sum();
-    assert!(
-        default
-            .metric(MetricKind::SuperSafeDay, None)
-            .pruned
-            .get()
-            .is_some()
-    );
-    assert!(
-        pruned > 0 && pruned <= DEFAULT_QUERY_GRAPH_BUDGET,
-        "{pruned}"
-    );
+    // Room for one and a half of a pruned graph (Direct's, about the size of SuperSafe's).
+    let one = unlimited
+        .metric(MetricKind::DirectDay, None)
+        .pruned
+        .get()
+        .unwrap()
+        .memory_bytes()
+        * 3
+        / 2;
+    let city = lower_manhattan();
+    city.set_query_graph_budget(one);
+    city.prepare_base_metrics();
+    for kind in MetricKind::ALL {
+        let want = kind == MetricKind::SuperSafeDay || !kind.is_cycling();
+        assert_eq!(pruned(&city, kind), want, "{kind:?}");
+    }
 }

@@ -237,7 +237,7 @@ export interface Config {
    */
   loadConcurrency: number;
   /**
-   * Megabytes each city's cycling metrics may spend on pruned query graphs (queries three to four
+   * Megabytes each city's cycling metrics may spend on pruned query graphs (queries four to five
    * times faster); null: the engine's default (64).
    */
   queryGraphMb: number | null;

@@ -129,27 +129,15 @@ fn main() {
     // until the metric is in steady use), then the same metric pruned.
     let (unpruned_path, prune_s, pruned_path) = {
         let m = city.cch.customize_owned(metric.input_weights.to_vec());
-        let ns = paths_ns(
-            &city,
-            &mut q,
-            &m,
-            &connected,
-            &mut rng,
-            if quick { 100 } else { 400 },
-        );
+        let pairs = if quick { 100 } else { 400 };
+        let sample = |q: &mut CchQuery, rng: &mut Rng| {
+            summary(paths_ns(&city, q, &m, &connected, rng, pairs))
+        };
+        let unpruned = sample(&mut q, &mut rng);
         let t = Instant::now();
         m.prepare_queries(&city.cch);
-        (summary(ns), t.elapsed().as_secs_f64(), {
-            let pruned = paths_ns(
-                &city,
-                &mut q,
-                &m,
-                &connected,
-                &mut rng,
-                if quick { 100 } else { 400 },
-            );
-            summary(pruned)
-        })
+        let prune_s = t.elapsed().as_secs_f64();
+        (unpruned, prune_s, sample(&mut q, &mut rng))
     };
     // Whole directions requests (snap, route with the bounded detour, guidance, v2 JSON) between
     // points on random rideable segments, SuperSafe by day.

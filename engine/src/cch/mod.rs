@@ -754,20 +754,8 @@ impl Cch {
         });
     }
 
-    /// The first lower triangle of arc `b` (in [`Self::for_each_lower_triangle`]'s order) that
-    /// `f` accepts.
-    #[inline]
-    pub fn find_lower_triangle(
-        &self,
-        b: u32,
-        f: impl FnMut(u32, u32) -> bool,
-    ) -> Option<(u32, u32)> {
-        self.find_lower_triangle_of(b, self.arc_tail(b) as usize, f)
-            .map(|(xy, xz, _)| (xy, xz))
-    }
-
-    /// [`Self::find_lower_triangle`] of arc `b` whose lower endpoint `tail` the caller knows,
-    /// with the triangle's lowest node.
+    /// The first lower triangle `(xy, xz, x)` of arc `b`, whose lower endpoint `tail` the caller
+    /// knows, that `f` accepts (in [`Self::for_each_lower_triangle`]'s order).
     #[inline]
     pub fn find_lower_triangle_of(
         &self,

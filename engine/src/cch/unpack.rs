@@ -3,7 +3,7 @@
 //! On a pruned query graph each kept arc carries its entry (see [`PrunedGraph`]), so a shortcut
 //! unpacks with one read per arc. A metric without one (fresh from a live change, or used too
 //! seldom to prune) stores no entries: each shortcut's lower triangle is found again by its weight
-//! ([`Cch::find_lower_triangle`] over the downward lists of its two ends). Customization then writes
+//! ([`Cch::find_lower_triangle_of`] over the downward lists of its two ends). Customization then writes
 //! weights only, and a metric costs no entries for the four fifths of its arcs no query uses.
 
 use super::{Cch, CustomizedMetric, INF_WEIGHT, PrunedGraph, add};

@@ -43,22 +43,34 @@ impl City {
     /// ([`City::set_query_graph_budget`]). Until then, and while that runs, queries use the full
     /// hierarchy, so a new metric is live at once and one used once or twice costs no pruning.
     pub(super) fn note_use(&self, m: &Arc<CityMetric>) {
-        use std::sync::atomic::Ordering::{AcqRel, Relaxed};
-        if m.pruned.get().is_some() || m.uses.fetch_add(1, Relaxed) != PRUNE_AFTER_USES {
+        if m.pruned.get().is_some()
+            || m.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) != PRUNE_AFTER_USES
+        {
             return;
         }
-        let estimate = PRUNED_BYTES_PER_ARC * m.cch.arc_count();
-        let budget = self.query_graph_budget.load(Relaxed);
-        let reserved = self.pruning.fetch_add(estimate, AcqRel) + estimate;
-        if reserved + self.pruned_graph_bytes() > budget {
-            self.pruning.fetch_sub(estimate, AcqRel);
+        let Some(reserved) = self.reserve_query_graph(m) else {
             return;
-        }
-        let (cch, m, pruning) = (m.cch.clone(), m.clone(), self.pruning.clone());
+        };
+        let (cch, m) = (m.cch.clone(), m.clone());
         rayon::spawn(move || {
             m.prepare_queries(&cch);
-            pruning.fetch_sub(estimate, AcqRel);
+            drop(reserved);
         });
+    }
+
+    /// Room in the budget for `m`'s pruned graph (its estimate, held until the returned guard is
+    /// dropped, once the graph is built and counted), or `None` if it does not fit beside the
+    /// graphs built and those being built.
+    fn reserve_query_graph(&self, m: &CityMetric) -> Option<Reservation> {
+        use std::sync::atomic::Ordering::{AcqRel, Relaxed};
+        let bytes = PRUNED_BYTES_PER_ARC * m.cch.arc_count();
+        let reserved = self.pruning.fetch_add(bytes, AcqRel) + bytes;
+        let guard = Reservation {
+            pruning: self.pruning.clone(),
+            bytes,
+        };
+        (reserved + self.pruned_graph_bytes() <= self.query_graph_budget.load(Relaxed))
+            .then_some(guard)
     }
 
     /// Bytes held by the pruned query graphs of the cycling metrics (base and cached; walking's
@@ -88,14 +100,12 @@ impl City {
     /// where the budget allows one (in [`MetricKind::ALL`]'s order), as once every metric is in
     /// steady use (benchmarks, tests; a test that needs every one pruned sets the budget first).
     pub fn prepare_base_metrics(&self) {
-        let budget = self
-            .query_graph_budget
-            .load(std::sync::atomic::Ordering::Relaxed);
         for kind in MetricKind::ALL {
             let m = self.base_metric(kind);
-            if m.on_junctions
-                || PRUNED_BYTES_PER_ARC * m.cch.arc_count() + self.pruned_graph_bytes() <= budget
-            {
+            if m.on_junctions {
+                // Walking's metric is its pruned graph (`CustomizedMetric::query_only`).
+                m.prepare_queries(&m.cch);
+            } else if let Some(_reserved) = self.reserve_query_graph(&m) {
                 m.prepare_queries(&m.cch);
             }
         }
@@ -471,4 +481,18 @@ fn active_ids(st: &State, departure: Option<i64>) -> Vec<String> {
         })
         .map(|a| a.id.clone())
         .collect()
+}
+
+/// Bytes of the query-graph budget held for a pruning under way ([`City::reserve_query_graph`]),
+/// given back when dropped.
+struct Reservation {
+    pruning: Arc<std::sync::atomic::AtomicUsize>,
+    bytes: usize,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.pruning
+            .fetch_sub(self.bytes, std::sync::atomic::Ordering::AcqRel);
+    }
 }

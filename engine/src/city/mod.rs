@@ -245,7 +245,7 @@ pub const WARMED_METRICS: [MetricKind; 1] = [MetricKind::Walking];
 const PRUNE_AFTER_USES: u32 = 16;
 /// The bytes a city's cycling metrics may spend on pruned query graphs unless told otherwise
 /// ([`City::set_query_graph_budget`]). A pruned graph (the arcs perfect customization keeps, with
-/// their unpacking entries) makes a query with its path three to four times faster than the full
+/// their unpacking entries) makes a query with its path four to five times faster than the full
 /// hierarchy, and costs about 12 bytes a hierarchy arc a metric: 13 MB on a district of 37 k
 /// junctions, 216 MB on a city of 600 k, more than the metric's own weights. Within this budget a
 /// district prunes every metric it uses, and a city none: it routes on the full hierarchy, its

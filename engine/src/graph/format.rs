@@ -121,6 +121,7 @@ pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
         ("cycling_cch_up_first", &g.cycling_cch_up_first),
         ("cycling_cch_up_head", &g.cycling_cch_up_head),
         ("cycling_cch_parent", &g.cycling_cch_parent),
+        ("turn_back_pairs", &g.turn_back_pairs),
     ] {
         if !order.is_empty() {
             sections.push(Section {
@@ -130,14 +131,6 @@ pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
                 bytes: bytemuck::cast_slice::<u32, u8>(order),
             });
         }
-    }
-    if !g.turn_back_pairs.is_empty() {
-        sections.push(Section {
-            name: "turn_back_pairs",
-            elem_size: 4,
-            count: g.turn_back_pairs.len() as u64,
-            bytes: bytemuck::cast_slice::<u32, u8>(&g.turn_back_pairs),
-        });
     }
     if !g.cycling_cch_usable.is_empty() {
         sections.push(Section {
