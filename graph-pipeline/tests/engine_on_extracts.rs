@@ -222,7 +222,8 @@ fn partial_customization_in_tasks_equals_full_on_an_extract() {
         city.cch.update(&mut metric, &changes);
         let full = city.cch.customize(&metric.input_weights.to_vec());
         assert!(
-            metric.fw == full.fw && metric.bw == full.bw,
+            metric.side_weights(0) == full.side_weights(0)
+                && metric.side_weights(1) == full.side_weights(1),
             "seed {seed} round {round}: partial and full customization differ"
         );
     }
@@ -527,8 +528,8 @@ fn metrics_not_loaded_are_built_on_first_use_with_the_changes_in_force() {
                 b.input_weights.to_vec(),
                 "{kind:?}"
             );
-            assert_eq!(a.fw.to_vec(), b.fw.to_vec(), "{kind:?}");
-            assert_eq!(a.bw.to_vec(), b.bw.to_vec(), "{kind:?}");
+            assert_eq!(a.side_weights(0), b.side_weights(0), "{kind:?}");
+            assert_eq!(a.side_weights(1), b.side_weights(1), "{kind:?}");
         }
     }
 }

@@ -46,7 +46,7 @@ fn stats(
     times.sort_unstable();
     // Relaxations per search side: up-degree summed over the ancestors, all arcs vs arcs that
     // survive perfect customization (finite and not improved through a higher node).
-    let (mut pf, mut pb) = (m.fw.to_vec(), m.bw.to_vec());
+    let (mut pf, mut pb) = (m.side_weights(0), m.side_weights(1));
     for b in (0..cch.arc_count()).rev() {
         cch.for_each_lower_triangle(b as u32, |xy, xz| {
             let (xy, xz) = (xy as usize, xz as usize);
@@ -69,10 +69,10 @@ fn stats(
         });
     }
     let keep_f: Vec<bool> = (0..cch.arc_count())
-        .map(|a| pf[a] < INF_WEIGHT && pf[a] == m.fw[a])
+        .map(|a| pf[a] < INF_WEIGHT && pf[a] == m.fw(a))
         .collect();
     let keep_b: Vec<bool> = (0..cch.arc_count())
-        .map(|a| pb[a] < INF_WEIGHT && pb[a] == m.bw[a])
+        .map(|a| pb[a] < INF_WEIGHT && pb[a] == m.bw(a))
         .collect();
     let (mut all, mut kept) = (0usize, 0usize);
     for s in 0..n {

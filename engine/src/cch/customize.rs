@@ -3,8 +3,10 @@
 //! what they affect).
 
 use super::cow::{Block, CowVec, CowWriter};
-use super::{Cch, INF_WEIGHT, IdHash, PARALLEL_NODES, PrunedGraph, SCRATCH, Weight, add};
+use super::sides::NO_SIDE;
+use super::{Cch, INF_WEIGHT, IdHash, PARALLEL_NODES, PrunedGraph, SCRATCH, Sides, Weight, add};
 use crate::graph::ArcId;
+use std::sync::Arc;
 
 impl Cch {
     /// Basic customization: input weights (one per input arc, INF = impassable) → shortcut weights.
@@ -29,24 +31,39 @@ impl Cch {
     pub fn customize_owned(&self, input_weights: Vec<Weight>) -> CustomizedMetric {
         assert_eq!(input_weights.len(), self.input_cch_arc.len());
         let m = self.arc_count();
-        // Every element is written before it is read.
-        let (mut fw, mut bw) = (Block::for_writing(m), Block::for_writing(m));
+        let sides = &*self.sides;
+        assert_eq!(sides.arc_count(), m, "the sides of another hierarchy");
+        // Both sides of every arc in working arrays, which triangles read and write, and only the
+        // sides that can be finite in the metric's own arrays, written as each node's arcs are
+        // final: customizing in the metric's own layout (a rank over bits at every triangle to
+        // find where a weight lies) took 31 ms on New York against 23.5, and the working arrays
+        // live for a customization only. Every element is written before it is read.
+        let (mut fw, mut bw) = (
+            Vec::<Weight>::with_capacity(m),
+            Vec::<Weight>::with_capacity(m),
+        );
+        let (mut out_fw, mut out_bw) = (
+            Block::for_writing(sides.len(0)),
+            Block::for_writing(sides.len(1)),
+        );
         let raw = RawMetric {
             fw: fw.as_mut_ptr(),
             bw: bw.as_mut_ptr(),
+            out: [out_fw.as_mut_ptr(), out_bw.as_mut_ptr()],
+            sides,
             inputs: input_weights.as_ptr(),
             finite: [AtomicBits::new(m), AtomicBits::new(m)],
         };
         self.for_each_root(|r| self.customize_subtree(r, &raw));
-        // The working arrays become the metric, in chunks that the metrics derived from this one by
-        // live changes share, copying only those they change (crate::cch::cow). Copying them into
-        // chunks of their own cost 1-4 ms a customization on New York (the copy, and the pages
-        // of about 2,600 fresh chunks): `cust` read 14.7-15.1 ms p50 against 16.0-19.0.
-        // SAFETY: every arc belongs to one lower endpoint, whose relaxation wrote both its weights.
-        let (fw, bw) = unsafe { (CowVec::from_block(fw), CowVec::from_block(bw)) };
+        drop((fw, bw));
+        // The metric's arrays, in chunks that the metrics derived from this one by live changes
+        // share, copying only those they change (crate::cch::cow).
+        // SAFETY: every side that can be finite belongs to one arc, and every arc to one lower
+        // endpoint, whose relaxation wrote its weights.
+        let (fw, bw) = unsafe { (CowVec::from_block(out_fw), CowVec::from_block(out_bw)) };
         CustomizedMetric {
-            fw,
-            bw,
+            weights: [fw, bw],
+            sides: self.sides.clone(),
             input_weights: CowVec::from_vec(input_weights),
             pruned: std::sync::OnceLock::new(),
             uses: Default::default(),
@@ -158,9 +175,14 @@ impl Cch {
                     });
                 }
             }
-            // y's arcs are final.
+            // y's arcs are final: the sides that can be finite go to the metric.
             m.finite[0].set_where(s, e, |a| *m.fw.add(a) < INF_WEIGHT);
             m.finite[1].set_where(s, e, |a| *m.bw.add(a) < INF_WEIGHT);
+            for (side, all) in [m.fw, m.bw].into_iter().enumerate() {
+                let out = m.out[side];
+                m.sides
+                    .for_each(side, s, e, |a, k| *out.add(k) = *all.add(a));
+            }
         }
     }
 
@@ -229,9 +251,10 @@ impl Cch {
                 self.marks.give_back(bits);
                 return;
             };
+            let sides = &*metric.sides;
+            let [fw, bw] = &mut metric.weights;
             let ctx = UpdateContext {
-                fw: metric.fw.writer(&[]),
-                bw: metric.bw.writer(&[]),
+                weights: ArcWeights::new(fw.writer(&[]), bw.writer(&[]), sides),
                 inputs: &metric.input_weights,
                 bits,
                 seeded,
@@ -270,19 +293,24 @@ impl Cch {
                 .filter(|&r| self.subtree_size[r as usize] >= split)
                 .collect()
         };
-        let mut shared = vec![];
+        // Per side, the chunks of weights that hold two tasks' arcs.
+        let sides = &*metric.sides;
+        let mut shared = [vec![], vec![]];
         for &r in &large {
             self.update_tasks(r, split, &seeded, &mut |lo, hi| {
                 let (s, e) = self.arc_range(lo, hi);
-                if s < e {
-                    shared.push(CowVec::<Weight>::chunk_of(s));
-                    shared.push(CowVec::<Weight>::chunk_of(e - 1));
+                for (side, chunks) in shared.iter_mut().enumerate() {
+                    let (ks, ke) = (sides.rank(side, s), sides.rank(side, e));
+                    if ks < ke {
+                        chunks.push(CowVec::<Weight>::chunk_of(ks));
+                        chunks.push(CowVec::<Weight>::chunk_of(ke - 1));
+                    }
                 }
             });
         }
+        let [fw, bw] = &mut metric.weights;
         let ctx = UpdateContext {
-            fw: metric.fw.writer(&shared),
-            bw: metric.bw.writer(&shared),
+            weights: ArcWeights::new(fw.writer(&shared[0]), bw.writer(&shared[1]), sides),
             inputs: &metric.input_weights,
             bits,
             seeded,
@@ -377,11 +405,15 @@ impl Cch {
         if s == e {
             return vec![];
         }
-        let UpdateContext { fw, bw, bits, .. } = ctx;
+        let UpdateContext {
+            weights: arc_weights,
+            bits,
+            ..
+        } = ctx;
         // SAFETY (every `get`/`set` below): this task alone writes the arcs in s..e; it reads
         // those, arcs of its subtree's lower ranks (whose tasks have ended) and arcs above the
         // range (whose tasks have not started).
-        let weights = |a: usize| unsafe { (fw.get(a), bw.get(a)) };
+        let weights = |a: usize| unsafe { arc_weights.get(a) };
         // Weights of arcs changed before their turn, as they were (`modified` marks the keys, so
         // the common case, an untouched arc, costs one bit test). All are arcs of this range.
         let mut old: std::collections::HashMap<u32, (Weight, Weight), IdHash> = Default::default();
@@ -404,10 +436,10 @@ impl Cch {
             } else {
                 unsafe {
                     if nf < cf {
-                        fw.set(b as usize, nf);
+                        arc_weights.set(b as usize, 0, nf);
                     }
                     if nb < cb {
-                        bw.set(b as usize, nb);
+                        arc_weights.set(b as usize, 1, nb);
                     }
                 }
             }
@@ -566,7 +598,7 @@ impl Cch {
     /// Recomputes one CCH arc from its input arcs and lower triangles (an arc of the calling
     /// task's range; its triangles' arcs lie below it, where their tasks have ended).
     fn recompute(&self, a: usize, tail: usize, ctx: &UpdateContext) {
-        let (fw, bw) = (&ctx.fw, &ctx.bw);
+        let w = &ctx.weights;
         let (mut f, mut b) = (INF_WEIGHT, INF_WEIGHT);
         for (i, upward) in self.inputs_of.of(a) {
             let w = ctx.inputs[i as usize];
@@ -579,15 +611,16 @@ impl Cch {
         // SAFETY: as in `update_ranks`.
         unsafe {
             self.for_each_lower_triangle_of(a as u32, tail, |xy, xz| {
-                let (xy, xz) = (xy as usize, xz as usize);
-                f = f.min(add(bw.get(xy), fw.get(xz)));
-                b = b.min(add(bw.get(xz), fw.get(xy)));
+                let ((fxy, bxy), (fxz, bxz)) = (w.get(xy as usize), w.get(xz as usize));
+                f = f.min(add(bxy, fxz));
+                b = b.min(add(bxz, fxy));
             });
-            if fw.get(a) != f {
-                fw.set(a, f);
+            let (fa, ba) = w.get(a);
+            if fa != f {
+                w.set(a, 0, f);
             }
-            if bw.get(a) != b {
-                bw.set(a, b);
+            if ba != b {
+                w.set(a, 1, b);
             }
         }
     }
@@ -895,12 +928,86 @@ impl MarksPool {
 
 /// What a partial customization's tasks share.
 struct UpdateContext<'a> {
-    fw: CowWriter<'a, Weight>,
-    bw: CowWriter<'a, Weight>,
+    weights: ArcWeights<'a>,
     inputs: &'a CowVec<Weight>,
     bits: UpdateBits,
     /// The CCH arcs of the changed input arcs, ascending.
     seeded: Vec<u32>,
+}
+
+/// A metric's weights in a partial customization, by arc: a side that cannot be finite reads as
+/// infinite and is never written anything else. Both sides are placed from one word of the
+/// hierarchy's [`Sides`].
+struct ArcWeights<'a> {
+    fw: CowWriter<'a, Weight>,
+    bw: CowWriter<'a, Weight>,
+    sides: &'a Sides,
+    /// Per side, the last position (or `None` for a side without weights), to which a read of
+    /// a side that cannot be finite is clamped before its weight is discarded.
+    last: [Option<usize>; 2],
+}
+
+impl ArcWeights<'_> {
+    fn new<'a>(
+        fw: CowWriter<'a, Weight>,
+        bw: CowWriter<'a, Weight>,
+        sides: &'a Sides,
+    ) -> ArcWeights<'a> {
+        let last = [0, 1].map(|side| sides.len(side).checked_sub(1));
+        ArcWeights {
+            fw,
+            bw,
+            sides,
+            last,
+        }
+    }
+
+    /// # Safety
+    /// As [`CowWriter::get`], for the weights of arc `a`.
+    #[inline(always)]
+    unsafe fn get(&self, a: usize) -> (Weight, Weight) {
+        let (has, at) = self.sides.ranks(a);
+        let [Some(lf), Some(lb)] = self.last else {
+            let [f, b] = self.sides.slots(a);
+            // SAFETY: positions of sides that can be finite.
+            return unsafe {
+                (
+                    if f != NO_SIDE {
+                        self.fw.get(f)
+                    } else {
+                        INF_WEIGHT
+                    },
+                    if b != NO_SIDE {
+                        self.bw.get(b)
+                    } else {
+                        INF_WEIGHT
+                    },
+                )
+            };
+        };
+        // Both sides read (a side that cannot be finite reads its neighbour's, in bounds), the
+        // weights of those that cannot be finite discarded without a branch.
+        // SAFETY: positions clamped to the last.
+        let (f, b) = unsafe { (self.fw.get(at[0].min(lf)), self.bw.get(at[1].min(lb))) };
+        (select(has[0], f), select(has[1], b))
+    }
+    /// # Safety
+    /// As [`CowWriter::set`], for the weight of arc `a` on `side`.
+    #[inline(always)]
+    unsafe fn set(&self, a: usize, side: usize, w: Weight) {
+        match self.sides.slot(side, a) {
+            Some(k) if side == 0 => unsafe { self.fw.set(k, w) },
+            Some(k) => unsafe { self.bw.set(k, w) },
+            None => debug_assert!(w >= INF_WEIGHT, "arc {a}: finite on a side that cannot be"),
+        }
+    }
+}
+
+/// `w` if `keep`, else infinity, by a mask rather than a branch.
+#[inline(always)]
+fn select(keep: bool, w: Weight) -> Weight {
+    let mask = 0u32.wrapping_sub(u32::from(keep));
+    (w & mask) | (INF_WEIGHT & !mask)
 }
 
 /// The first position at or after `from` whose value is at least `z` (`list.len()` if none), in
@@ -1076,9 +1183,13 @@ fn decode(e: u32) -> (u32, bool) {
 const PREFETCH_INPUTS: usize = 32;
 
 /// Raw views of a metric's arrays for the parallel customization.
-struct RawMetric {
+struct RawMetric<'a> {
+    /// Working arrays: both sides of every arc.
     fw: *mut Weight,
     bw: *mut Weight,
+    /// The metric's weights, per side: those of the sides that can be finite (see `sides`).
+    out: [*mut Weight; 2],
+    sides: &'a Sides,
     /// The input weights (read only).
     inputs: *const Weight,
     /// Per side (fw, bw): the arcs whose final weight is finite, set as each node's arcs are
@@ -1086,15 +1197,17 @@ struct RawMetric {
     finite: [AtomicBits; 2],
 }
 // SAFETY: shared only inside `customize`, where tasks touch disjoint arc ranges.
-unsafe impl Sync for RawMetric {}
-unsafe impl Send for RawMetric {}
+unsafe impl Sync for RawMetric<'_> {}
+unsafe impl Send for RawMetric<'_> {}
 
-/// Shortcut weights of one metric. How a weight arises is not stored: a path is unpacked from the
-/// pruned query graph's entries once that exists, and by searching for the triangle whose sum
-/// gave each weight until then (see `unpack.rs`).
+/// Shortcut weights of one metric: per side (0 forward, 1 backward), one weight for each arc whose
+/// side can be finite ([`Sides`], the hierarchy's), in arc order. How a weight arises is not
+/// stored: a path is unpacked from the pruned query graph's entries once that exists, and by
+/// searching for the triangle whose sum gave each weight until then (see `unpack.rs`).
 pub struct CustomizedMetric {
-    pub fw: CowVec<Weight>,
-    pub bw: CowVec<Weight>,
+    pub weights: [CowVec<Weight>; 2],
+    /// The hierarchy's sides, which place the weights.
+    pub sides: Arc<Sides>,
     /// The input weights this metric was customized with (shared chunks like the shortcut weights:
     /// a copy made for a live change costs the chunks the change writes, not 5 MB on New York).
     pub input_weights: CowVec<Weight>,
@@ -1109,16 +1222,18 @@ pub struct CustomizedMetric {
 impl Clone for CustomizedMetric {
     fn clone(&self) -> Self {
         CustomizedMetric {
-            fw: self.fw.clone(),
-            bw: self.bw.clone(),
+            weights: self.weights.clone(),
+            sides: self.sides.clone(),
             input_weights: self.input_weights.clone(),
             pruned: std::sync::OnceLock::new(),
             uses: Default::default(),
         }
     }
     fn clone_from(&mut self, source: &Self) {
-        self.fw.clone_from(&source.fw);
-        self.bw.clone_from(&source.bw);
+        let [f, b] = &mut self.weights;
+        f.clone_from(&source.weights[0]);
+        b.clone_from(&source.weights[1]);
+        self.sides = source.sides.clone();
         self.input_weights.clone_from(&source.input_weights);
         self.pruned = std::sync::OnceLock::new();
         self.uses = Default::default();
@@ -1127,8 +1242,38 @@ impl Clone for CustomizedMetric {
 
 impl CustomizedMetric {
     pub fn memory_bytes(&self) -> usize {
-        4 * (self.fw.len() + self.bw.len() + self.input_weights.len())
+        4 * (self.weights[0].len() + self.weights[1].len() + self.input_weights.len())
             + self.pruned.get().map_or(0, PrunedGraph::memory_bytes)
+    }
+
+    /// The weight of arc `a` on `side` (infinite where that side cannot be finite).
+    #[inline(always)]
+    pub fn weight(&self, side: usize, a: usize) -> Weight {
+        match self.sides.slot(side, a) {
+            Some(k) => self.weights[side][k],
+            None => INF_WEIGHT,
+        }
+    }
+
+    /// The weight of travelling arc `a` upward.
+    #[inline(always)]
+    pub fn fw(&self, a: usize) -> Weight {
+        self.weight(0, a)
+    }
+
+    /// The weight of travelling arc `a` downward.
+    #[inline(always)]
+    pub fn bw(&self, a: usize) -> Weight {
+        self.weight(1, a)
+    }
+
+    /// Every arc's weight on `side`, in arc order (infinite where it cannot be finite).
+    pub fn side_weights(&self, side: usize) -> Vec<Weight> {
+        let mut out = vec![INF_WEIGHT; self.sides.arc_count()];
+        self.sides.for_each(side, 0, out.len(), |a, k| {
+            out[a] = self.weights[side][k];
+        });
+        out
     }
 
     /// Builds the pruned query graph if it is not there yet.
@@ -1144,15 +1289,15 @@ impl CustomizedMetric {
     /// carries no weights.
     pub fn query_only(mut self, cch: &Cch) -> CustomizedMetric {
         self.prepare_queries(cch);
-        self.fw = CowVec::from_slice(&[]);
-        self.bw = CowVec::from_slice(&[]);
+        self.weights = [CowVec::from_slice(&[]), CowVec::from_slice(&[])];
+        self.sides = Default::default();
         self.input_weights = CowVec::from_slice(&[]);
         self
     }
 
     /// Whether the shortcut weights are here (see [`Self::query_only`]).
     pub fn has_shortcut_weights(&self) -> bool {
-        !self.fw.is_empty()
+        self.sides.arc_count() > 0
     }
 }
 

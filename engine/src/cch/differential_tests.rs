@@ -160,10 +160,26 @@ fn partial_customization_equals_full_customization() {
             cch.update_in_tasks(&mut tasks, &changes, Some(split));
             cch.update(&mut metric, &changes);
             let full = cch.customize(&weights);
-            assert_eq!(metric.fw, full.fw, "seed {seed} round {round}");
-            assert_eq!(metric.bw, full.bw, "seed {seed} round {round}");
-            assert_eq!(tasks.fw, full.fw, "seed {seed} round {round} split {split}");
-            assert_eq!(tasks.bw, full.bw, "seed {seed} round {round} split {split}");
+            assert_eq!(
+                metric.side_weights(0),
+                full.side_weights(0),
+                "seed {seed} round {round}"
+            );
+            assert_eq!(
+                metric.side_weights(1),
+                full.side_weights(1),
+                "seed {seed} round {round}"
+            );
+            assert_eq!(
+                tasks.side_weights(0),
+                full.side_weights(0),
+                "seed {seed} round {round} split {split}"
+            );
+            assert_eq!(
+                tasks.side_weights(1),
+                full.side_weights(1),
+                "seed {seed} round {round} split {split}"
+            );
             cch.check(Some(&metric)).unwrap();
             // Paths unpack on the updated metric: by search on the full hierarchy (no entries are
             // stored), then from the entries of its pruned graph.
@@ -283,10 +299,26 @@ fn a_restricted_hierarchy_routes_as_the_full_one_on_the_arcs_it_may_use() {
                 sub.update_in_tasks(&mut tasks, &changes, Some(1 + rng.below(40) as u32));
                 sub.update(&mut metric, &changes);
                 let fresh = sub.customize(&weights);
-                assert_eq!(metric.fw, fresh.fw, "seed {seed} round {round}");
-                assert_eq!(metric.bw, fresh.bw, "seed {seed} round {round}");
-                assert_eq!(tasks.fw, fresh.fw, "seed {seed} round {round}");
-                assert_eq!(tasks.bw, fresh.bw, "seed {seed} round {round}");
+                assert_eq!(
+                    metric.side_weights(0),
+                    fresh.side_weights(0),
+                    "seed {seed} round {round}"
+                );
+                assert_eq!(
+                    metric.side_weights(1),
+                    fresh.side_weights(1),
+                    "seed {seed} round {round}"
+                );
+                assert_eq!(
+                    tasks.side_weights(0),
+                    fresh.side_weights(0),
+                    "seed {seed} round {round}"
+                );
+                assert_eq!(
+                    tasks.side_weights(1),
+                    fresh.side_weights(1),
+                    "seed {seed} round {round}"
+                );
             }
             sub.check_triangles(&metric).unwrap();
             let masked = mask(&weights);
@@ -331,11 +363,11 @@ fn a_restricted_hierarchy_routes_as_the_full_one_on_the_arcs_it_may_use() {
                 for a in cch.up_first[x]..cch.up_first[x + 1] {
                     let y = cch.up_head[a as usize];
                     let b = sub.find_arc(x as u32, y);
-                    let (f, w) = (on_full.fw[a as usize], on_full.bw[a as usize]);
+                    let (f, w) = (on_full.fw(a as usize), on_full.bw(a as usize));
                     match b {
                         Some(b) => {
                             kept += 1;
-                            assert_eq!((metric.fw[b as usize], metric.bw[b as usize]), (f, w));
+                            assert_eq!((metric.fw(b as usize), metric.bw(b as usize)), (f, w));
                         }
                         None => assert_eq!((f, w), (INF_WEIGHT, INF_WEIGHT), "seed {seed}"),
                     }
@@ -404,8 +436,8 @@ fn a_stored_restricted_hierarchy_reads_back_as_built() {
         let [fw, bw] = cch.finite_sides(&usable);
         for a in 0..cch.arc_count() {
             let bit = |v: &[u64]| v[a >> 6] >> (a & 63) & 1 != 0;
-            assert_eq!(bit(&fw), reach.fw[a] < INF_WEIGHT, "seed {seed} arc {a}");
-            assert_eq!(bit(&bw), reach.bw[a] < INF_WEIGHT, "seed {seed} arc {a}");
+            assert_eq!(bit(&fw), reach.fw(a) < INF_WEIGHT, "seed {seed} arc {a}");
+            assert_eq!(bit(&bw), reach.bw(a) < INF_WEIGHT, "seed {seed} arc {a}");
         }
         let back = Cch::from_stored(sub.stored_parts(), &tails, &heads, &usable).unwrap();
         assert_eq!(back.order, sub.order, "seed {seed}");
@@ -433,6 +465,20 @@ fn a_stored_restricted_hierarchy_reads_back_as_built() {
         );
         assert_eq!(back.roots, sub.roots, "seed {seed}");
         assert!(back.is_restricted());
+        // The sides that can be finite: stored, and found again on the restricted hierarchy for
+        // a file that does not store them, are the restriction's; a kept arc has one at least.
+        assert_eq!(back.sides, sub.sides, "seed {seed}");
+        let mut without = sub.stored_parts();
+        without.sides.clear();
+        let found = Cch::from_stored(without, &tails, &heads, &usable).unwrap();
+        assert_eq!(found.sides, sub.sides, "seed {seed}");
+        for a in 0..sub.arc_count() {
+            assert!(
+                sub.sides.has(0, a) || sub.sides.has(1, a),
+                "seed {seed} arc {a}"
+            );
+        }
+        assert!(sub.sides.len(0) + sub.sides.len(1) <= 2 * sub.arc_count());
         for a in 0..sub.arc_count() {
             assert!(
                 back.inputs_of.of(a).eq(sub.inputs_of.of(a)),
@@ -440,7 +486,11 @@ fn a_stored_restricted_hierarchy_reads_back_as_built() {
             );
         }
         let m = back.customize(&g.weights);
-        assert_eq!(m.fw, sub.customize(&g.weights).fw, "seed {seed}");
+        assert_eq!(
+            m.side_weights(0),
+            sub.customize(&g.weights).side_weights(0),
+            "seed {seed}"
+        );
 
         let parts = sub.stored_parts();
         let mut bad = parts.clone();

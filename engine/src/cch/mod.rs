@@ -20,10 +20,12 @@ mod differential_tests;
 pub mod order;
 mod prune;
 pub mod query;
+pub mod sides;
 mod unpack;
 
 pub use customize::{CustomizedMetric, InputsByArc};
 pub use prune::{Entries, PrunedGraph};
+pub use sides::Sides;
 
 pub type Weight = u32;
 pub const INF_WEIGHT: Weight = u32::MAX / 2;
@@ -47,6 +49,9 @@ pub struct StoredHierarchy {
     pub up_head: Vec<u32>,
     /// Each rank's parent in the elimination tree, `u32::MAX` for a root.
     pub parent: Vec<u32>,
+    /// Which sides of each arc can be finite ([`Sides::to_words`]); empty if not stored, to be
+    /// found again from the usable input arcs.
+    pub sides: Vec<u64>,
 }
 
 /// A fingerprint of a set of usable input arcs (FNV-1a over their ids and the count), which a
@@ -102,6 +107,9 @@ pub struct Cch {
     /// Whether this is a [`Cch::restricted`] hierarchy: a part of a chordal one, itself not
     /// chordal (an arc can lack a triangle's third arc, where that arc could never be finite).
     restricted: bool,
+    /// The sides of each arc that can be finite, which are all a metric keeps weights for
+    /// (both sides of every arc but in a restricted hierarchy; see `sides.rs`).
+    pub sides: std::sync::Arc<Sides>,
     /// Marks for partial customization, kept between updates.
     marks: customize::MarksPool,
 }
@@ -357,6 +365,7 @@ impl Cch {
             up_first,
             up_head,
             parent: etree_parent,
+            sides: vec![],
         };
         Cch::assemble(parts, rank, input_cch_arc, input_upward, false)
     }
@@ -375,8 +384,16 @@ impl Cch {
             up_first,
             up_head,
             parent,
+            sides,
         } = parts;
         let n = order.len();
+        // Both sides of every arc until a restriction says otherwise (stored sides of the wrong
+        // size are found again by `with_stored_inputs`).
+        let sides = if sides.is_empty() && !restricted {
+            Sides::all(up_head.len())
+        } else {
+            Sides::from_words(&sides, up_head.len()).unwrap_or_default()
+        };
         let mut subtree_size = vec![1u32; n];
         for x in 0..n {
             let p = parent[x];
@@ -405,6 +422,7 @@ impl Cch {
             large_roots: vec![],
             inputs_of: InputsByArc::default(),
             restricted,
+            sides: std::sync::Arc::new(sides),
             marks: Default::default(),
         };
         (cch.child_first, cch.child) = cch.children();
@@ -430,6 +448,7 @@ impl Cch {
             up_first: self.up_first.clone(),
             up_head: self.up_head.clone(),
             parent: self.etree_parent.clone(),
+            sides: self.sides.to_words(),
         }
     }
 
@@ -457,6 +476,7 @@ impl Cch {
                 up_first,
                 up_head,
                 parent,
+                sides: _,
             } = &parts;
             if !crate::graph::is_permutation(order) || parent.len() != n {
                 return Err("stored hierarchy: order or tree of the wrong size".into());
@@ -531,6 +551,11 @@ impl Cch {
         self.inputs_of = InputsByArc::new(self.arc_count(), &input_cch_arc, &input_upward);
         self.input_cch_arc = input_cch_arc;
         self.input_upward = input_upward;
+        if self.sides.arc_count() != self.arc_count() {
+            // Not stored (an older file): found again, a pass over the triangles.
+            let bits = self.finite_sides(usable);
+            self.sides = std::sync::Arc::new(Sides::from_bits(bits, self.arc_count()));
+        }
         Ok(self)
     }
 
@@ -580,6 +605,7 @@ impl Cch {
             up_first: self.up_first,
             up_head: self.up_head,
             parent: self.etree_parent,
+            sides: self.sides.to_words(),
         }
     }
 
@@ -598,11 +624,21 @@ impl Cch {
         let mut up_first = Vec::with_capacity(n + 1);
         up_first.push(0u32);
         let mut up_head = Vec::new();
+        // The kept arcs' sides, renumbered with them.
+        let mut kept_sides = [Vec::new(), Vec::new()];
         for x in 0..n {
             let (s, e) = (self.up_first[x] as usize, self.up_first[x + 1] as usize);
             for (a, id) in new_id.iter_mut().enumerate().take(e).skip(s) {
                 if finite(a) {
-                    *id = up_head.len() as u32;
+                    let k = up_head.len();
+                    *id = k as u32;
+                    if k % 64 == 0 {
+                        kept_sides[0].push(0u64);
+                        kept_sides[1].push(0u64);
+                    }
+                    for (side, bits) in [&fw, &bw].into_iter().enumerate() {
+                        kept_sides[side][k >> 6] |= (bits[a >> 6] >> (a & 63) & 1) << (k & 63);
+                    }
                     up_head.push(self.up_head[a]);
                 }
             }
@@ -610,6 +646,7 @@ impl Cch {
         }
         drop((fw, bw));
         up_head.shrink_to_fit();
+        self.sides = std::sync::Arc::new(Sides::from_bits(kept_sides, up_head.len()));
         self.up_first = up_first;
         self.up_head = up_head;
         for (a, &u) in self.input_cch_arc.iter_mut().zip(usable) {
@@ -625,12 +662,10 @@ impl Cch {
     /// customization of booleans (a sum through a triangle is finite when both its arcs are, a
     /// minimum when either is), bottom-up on one thread, in bits where a customization with unit
     /// weights held 8 bytes an arc (178 MB more at the peak of building the 4 × 4 tiling's
-    /// hierarchy). Only on a full (chordal) hierarchy, where every triangle's third arc exists.
+    /// hierarchy). On a restricted hierarchy too, which has the arc of every triangle whose two
+    /// arcs at its lowest node are finite on the sides summed (else it would have been finite,
+    /// hence kept), and gives the same bits on the arcs it kept.
     fn finite_sides(&self, usable: &[bool]) -> [Vec<u64>; 2] {
-        assert!(
-            !self.restricted,
-            "a restricted hierarchy lacks triangles' arcs"
-        );
         let words = self.arc_count().div_ceil(64);
         let (mut fw, mut bw) = (vec![0u64; words], vec![0u64; words]);
         let get = |v: &[u64], a: usize| v[a >> 6] >> (a & 63) & 1 != 0;
@@ -659,7 +694,14 @@ impl Cch {
                 }
                 for xz in xy + 1..self.up_first[x + 1] as usize {
                     // y → x → z is (x, y) down then (x, z) up: fw of (y, z); z → x → y its bw.
-                    let b = pos[self.up_head[xz] as usize] as usize;
+                    let z = self.up_head[xz];
+                    let b = pos[z as usize] as usize;
+                    if !(s..e).contains(&b) || self.up_head[b] != z {
+                        // No arc (y, z): only in a restricted hierarchy, where no sum through
+                        // it is finite.
+                        debug_assert!(self.restricted);
+                        continue;
+                    }
                     if bxy && get(&fw, xz) {
                         fw[b >> 6] |= 1 << (b & 63);
                     }
@@ -696,6 +738,7 @@ impl Cch {
             large_roots: vec![],
             inputs_of: InputsByArc::default(),
             restricted: true,
+            sides: Default::default(),
             marks: Default::default(),
         }
     }
@@ -841,6 +884,7 @@ impl Cch {
             + self.down_tail.len()
             + self.input_cch_arc.len())
             + self.input_upward.len()
+            + self.sides.memory_bytes()
     }
 
     /// The lower endpoint (rank) of CCH arc `a`: the node whose upward list holds it (a binary
@@ -968,7 +1012,7 @@ impl Cch {
             let mut ok = true;
             self.for_each_lower_triangle(a as u32, |xy, xz| {
                 let (xy, xz) = (xy as usize, xz as usize);
-                ok &= add(m.bw[xy], m.fw[xz]) >= m.fw[a] && add(m.bw[xz], m.fw[xy]) >= m.bw[a];
+                ok &= add(m.bw(xy), m.fw(xz)) >= m.fw(a) && add(m.bw(xz), m.fw(xy)) >= m.bw(a);
             });
             if ok {
                 Ok(())

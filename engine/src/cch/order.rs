@@ -949,7 +949,7 @@ mod tests {
         let cch = crate::cch::Cch::on_inputs(2, &[0], &[1], &[0, 1], &[false]);
         assert_eq!(cch.arc_count(), 0);
         let m = cch.customize(&[5]);
-        assert_eq!(m.fw.len(), 0);
+        assert_eq!(m.weights[0].len(), 0);
         m.prepare_queries(&cch);
     }
 

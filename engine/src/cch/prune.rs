@@ -141,7 +141,7 @@ impl Cch {
     /// an arc's weight is final once every arc above its lower endpoint is, and disjoint subtrees
     /// run in parallel.
     pub fn prune(&self, metric: &CustomizedMetric) -> PrunedGraph {
-        let (basic_fw, basic_bw) = (metric.fw.to_vec(), metric.bw.to_vec());
+        let (basic_fw, basic_bw) = (metric.side_weights(0), metric.side_weights(1));
         let (mut pf, mut pb) = (basic_fw.clone(), basic_bw.clone());
         let raw = RawPair {
             fw: pf.as_mut_ptr(),

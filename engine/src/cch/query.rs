@@ -228,11 +228,15 @@ impl CchQuery {
     // Arc ids index several parallel arrays (heads, weights, predecessors).
     #[allow(clippy::needless_range_loop)]
     pub fn run_full(&mut self, cch: &Cch, metric: &CustomizedMetric) -> &mut Self {
-        // Every arc below is < up_first[n] = arc_count, so the weights are read unchecked.
-        assert!(metric.fw.len() == cch.arc_count() && metric.bw.len() == cch.arc_count());
+        // Every arc below is < up_first[n] = arc_count, and every position the sides give is
+        // below their count, so the weights are read unchecked.
+        let sides = &*metric.sides;
+        assert!(sides.arc_count() == cch.arc_count());
+        assert!((0..2).all(|side| metric.weights[side].len() == sides.len(side)));
         self.on_pruned = false;
         let (fwd, bwd) = self.seed_and_collect(cch);
-        // Relax each node's upward arcs on the sides it belongs to.
+        // Relax each node's upward arcs on the sides it belongs to: only those that can be
+        // finite (on a cycling metric, fewer than half of each side's).
         let (up_first, up_head) = (&cch.up_first, &cch.up_head);
         for (x, on_f, on_b) in merged(&fwd, &bwd) {
             if on_f && on_b {
@@ -240,33 +244,27 @@ impl CchQuery {
             }
             let xu = x as usize;
             let (s, e) = (up_first[xu] as usize, up_first[xu + 1] as usize);
-            if on_f {
-                let dx = self.labels[xu].dist[FW];
-                if dx < self.best {
-                    for a in s..e {
-                        let y = &mut self.labels[up_head[a] as usize];
-                        // SAFETY: a < arc_count (asserted above).
-                        let d = dx.saturating_add(unsafe { metric.fw.get_unchecked(a) });
-                        if d < y.dist[FW] {
-                            y.dist[FW] = d;
-                            y.pred[FW] = a as u32;
-                        }
-                    }
+            for (side, on) in [(FW, on_f), (BW, on_b)] {
+                if !on {
+                    continue;
                 }
-            }
-            if on_b {
-                let dx = self.labels[xu].dist[BW];
-                if dx < self.best {
-                    for a in s..e {
-                        let y = &mut self.labels[up_head[a] as usize];
-                        // SAFETY: as above.
-                        let d = dx.saturating_add(unsafe { metric.bw.get_unchecked(a) });
-                        if d < y.dist[BW] {
-                            y.dist[BW] = d;
-                            y.pred[BW] = a as u32;
-                        }
-                    }
+                let dx = self.labels[xu].dist[side];
+                if dx >= self.best {
+                    continue;
                 }
+                let weights = &metric.weights[side];
+                let labels = &mut self.labels;
+                sides.for_each(side, s, e, |a, k| {
+                    // SAFETY: a < arc_count and k < the side's count (asserted above).
+                    let (y, w) =
+                        unsafe { (*up_head.get_unchecked(a) as usize, weights.get_unchecked(k)) };
+                    let y = &mut labels[y];
+                    let d = dx.saturating_add(w);
+                    if d < y.dist[side] {
+                        y.dist[side] = d;
+                        y.pred[side] = a as u32;
+                    }
+                });
             }
         }
         self.fwd_path = fwd;

@@ -92,7 +92,7 @@ impl Cch {
     ) {
         unpack_with((a, tail), upward, out, stack, |a, up, tail| {
             let au = a as usize;
-            let w = if up { metric.fw[au] } else { metric.bw[au] };
+            let w = if up { metric.fw(au) } else { metric.bw(au) };
             if w >= INF_WEIGHT {
                 return Unpacked::Nothing;
             }
@@ -107,9 +107,9 @@ impl Cch {
             let found = self.find_lower_triangle_of(a, tail as usize, |xy, xz| {
                 let (xy, xz) = (xy as usize, xz as usize);
                 if up {
-                    add(metric.bw[xy], metric.fw[xz]) == w
+                    add(metric.bw(xy), metric.fw(xz)) == w
                 } else {
-                    add(metric.bw[xz], metric.fw[xy]) == w
+                    add(metric.bw(xz), metric.fw(xy)) == w
                 }
             });
             match found {

@@ -291,6 +291,7 @@ impl City {
                 up_first: std::mem::take(&mut graph.cycling_cch_up_first),
                 up_head: std::mem::take(&mut graph.cycling_cch_up_head),
                 parent: std::mem::take(&mut graph.cycling_cch_parent),
+                sides: std::mem::take(&mut graph.cycling_cch_sides),
             };
             (parts, std::mem::take(&mut graph.cycling_cch_usable))
         });
@@ -476,7 +477,11 @@ impl City {
         for m in metrics {
             let h = &m.hierarchy;
             count += 1;
-            weights += 4 * (h.fw.len() + h.bw.len() + h.input_weights.len() + m.arc_weights.len());
+            weights += 4
+                * (h.weights[0].len()
+                    + h.weights[1].len()
+                    + h.input_weights.len()
+                    + m.arc_weights.len());
             if let Some(p) = h.pruned.get() {
                 unpacking += p.unpacking_bytes();
                 pruned += p.memory_bytes() - p.unpacking_bytes();
@@ -620,6 +625,7 @@ pub fn store_cycling_hierarchy(g: &mut CityGraph) {
     g.cycling_cch_up_first = parts.up_first;
     g.cycling_cch_up_head = parts.up_head;
     g.cycling_cch_parent = parts.parent;
+    g.cycling_cch_sides = parts.sides;
     g.cycling_cch_usable = vec![crate::cch::usable_fingerprint(&usable)];
 }
 

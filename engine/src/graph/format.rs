@@ -132,13 +132,18 @@ pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
             });
         }
     }
-    if !g.cycling_cch_usable.is_empty() {
-        sections.push(Section {
-            name: "cycling_cch_usable",
-            elem_size: 8,
-            count: g.cycling_cch_usable.len() as u64,
-            bytes: bytemuck::cast_slice::<u64, u8>(&g.cycling_cch_usable),
-        });
+    for (name, words) in [
+        ("cycling_cch_usable", &g.cycling_cch_usable),
+        ("cycling_cch_sides", &g.cycling_cch_sides),
+    ] {
+        if !words.is_empty() {
+            sections.push(Section {
+                name,
+                elem_size: 8,
+                count: words.len() as u64,
+                bytes: bytemuck::cast_slice::<u64, u8>(words),
+            });
+        }
     }
 
     let table_end = HEADER_LEN + ENTRY_LEN * sections.len();
@@ -300,6 +305,9 @@ fn parse_sections(
         g.cycling_cch_up_head = copy_vec::<u32>(section("cycling_cch_up_head", 4)?);
         g.cycling_cch_parent = copy_vec::<u32>(section("cycling_cch_parent", 4)?);
         g.cycling_cch_usable = copy_vec::<u64>(section("cycling_cch_usable", 8)?);
+        if table.contains_key("cycling_cch_sides") {
+            g.cycling_cch_sides = copy_vec::<u64>(section("cycling_cch_sides", 8)?);
+        }
     }
     if table.contains_key("turn_back_pairs") {
         g.turn_back_pairs = copy_vec::<u32>(section("turn_back_pairs", 4)?);

@@ -327,6 +327,9 @@ pub struct CityGraph {
     pub cycling_cch_up_head: Vec<u32>,
     pub cycling_cch_parent: Vec<u32>,
     pub cycling_cch_usable: Vec<u64>,
+    /// The sides of its arcs that can be finite ([`crate::cch::Sides::to_words`]): a metric keeps
+    /// weights for those only. Empty in a file written before it was stored: found at load then.
+    pub cycling_cch_sides: Vec<u64>,
     /// Per edge: the seconds its crossing takes when the map says so (a ferry's `duration`, shared
     /// among the ferry's edges by length), else 0 (timed from length and speed).
     pub edge_duration_s: Vec<f32>,
