@@ -154,8 +154,7 @@ fn no_left_turn_is_stored_and_forbids_that_turn_alone() {
     let turns = quietway_engine::turns::TurnGraph::new(&g, &stored);
     let outs: Vec<(i64, bool)> = turns
         .turns_out_of(into5)
-        .iter()
-        .map(|&t| {
+        .map(|t| {
             let b = turns.node_arc[turns.turn_to[t as usize] as usize];
             (
                 g.node_osm_id[g.arc_head(b) as usize],

@@ -35,13 +35,11 @@ fn main() {
                 city.is_well_connected(s.edge, kind == MetricKind::Walking),
                 city.turns
                     .turns_out_of(f)
-                    .iter()
-                    .map(|&t| m.input_weights[2 * t as usize])
+                    .map(|t| m.input_weights[2 * t as usize])
                     .collect::<Vec<_>>(),
                 city.turns
                     .turns_out_of(b)
-                    .iter()
-                    .map(|&t| m.input_weights[2 * t as usize])
+                    .map(|t| m.input_weights[2 * t as usize])
                     .collect::<Vec<_>>(),
             );
         }

@@ -549,7 +549,7 @@ fn well_connected_by_turns(g: &CityGraph, turns: &TurnGraph, turn_weights: &[Wei
     };
     adj.first_out.push(0);
     for x in 0..n as u32 {
-        for &t in turns.turns_out_of(x) {
+        for t in turns.turns_out_of(x) {
             if turn_weights[t as usize] < INF_WEIGHT {
                 adj.arc.push(t);
                 adj.head.push(turns.turn_to[t as usize]);

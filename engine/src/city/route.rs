@@ -376,7 +376,7 @@ impl City {
         for &((from, into), level) in pairs {
             let extra = extra.saturating_mul(level);
             for x in self.turns.nodes_of_arc(from) {
-                for &t in self.turns.turns_out_of(x) {
+                for t in self.turns.turns_out_of(x) {
                     let to = self.turns.node_arc[self.turns.turn_to[t as usize] as usize];
                     let w = metric.input_weights[t as usize];
                     if to == into && w < INF_WEIGHT {
@@ -428,8 +428,7 @@ impl City {
         // The arcs a turn out of an arc (its own routing node) leads to.
         let next = |x: ArcId| {
             t.turns_out_of(x)
-                .iter()
-                .map(|&k| t.node_arc[t.turn_to[k as usize] as usize])
+                .map(|k| t.node_arc[t.turn_to[k as usize] as usize])
         };
         next(a)
             .filter(|&c| {
@@ -711,7 +710,7 @@ impl City {
             if ends.iter().any(|e| e.0 == arc && e.1 < f) {
                 // A target lies behind on this very arc: leave the arc by a turn first (seeding the
                 // arc itself would meet that target at once, as if it lay ahead).
-                for &t in self.turns.turns_out_of(arc) {
+                for t in self.turns.turns_out_of(arc) {
                     let w = metric.input_weights[t as usize];
                     if w < INF_WEIGHT {
                         seeds.push((self.turns.turn_to[t as usize], add(ahead, w), arc, f, i, x));
