@@ -217,6 +217,10 @@ impl TurnGraph {
             }
             via_first.push(turn_from.len() as u32);
         }
+        // Sized for every pair of arcs at each junction, which rules and copies change.
+        turn_from.shrink_to_fit();
+        turn_to.shrink_to_fit();
+        turn_flags.shrink_to_fit();
         // Turns out of each routing node: a range of consecutive turns.
         let nodes = node_arc.len();
         let (mut out_start, mut out_len) = (vec![0u32; nodes], vec![0u16; nodes]);
