@@ -856,7 +856,11 @@ impl Cch {
                     // SAFETY: as above; a current tag's position is within y's list.
                     let m = unsafe { *map.get_unchecked(x as usize) };
                     if m & !0xffff == tag
-                        && f(unsafe { *ay.get_unchecked((m & 0xffff) as usize) }, az[j], x)
+                        && f(
+                            unsafe { *ay.get_unchecked((m & 0xffff) as usize) },
+                            az[j],
+                            x,
+                        )
                     {
                         return;
                     }
