@@ -3,13 +3,13 @@
 //!
 //! On a turn graph most arcs can be travelled one way only (a turn's reverse is no turn), and a
 //! restricted hierarchy keeps only the arcs finite on some side for the metrics it serves: on the
-//! 4 × 4 tiling of New York, of 18.2 M arcs 7.3 M can be finite forward only, 8.2 M backward only
-//! and 1.2 M both ways (plus those a given metric leaves infinite both ways). A metric that kept
-//! both sides of every arc spent half its weights on sides that are infinite under any metric.
-//! So a metric holds one weight per side that can be finite, in arc order, and finds a side's
-//! weight by a rank over that side's bits: a word's count of the sides before it, and a count of
-//! the bits below the arc in its word. Loops over a node's arcs (customization, a search on the
-//! whole hierarchy) carry the rank along instead of computing it per arc.
+//! 4 × 4 tiling of New York, of 18.2 M arcs 7.6 M can be finite forward only, 8.8 M backward only
+//! and 1.8 M both ways. A metric that kept both sides of every arc spent nearly half its weights
+//! on sides that are infinite under any metric. So a metric holds one weight per side that can be
+//! finite, in arc order, and finds a side's weight by a rank over that side's bits: a word's count
+//! of the sides before it, and a count of the bits below the arc in its word. Loops over a node's
+//! arcs (a search on the whole hierarchy, customization's writes to the metric) carry the rank
+//! along instead of computing it per arc.
 
 /// Per side (0: forward, `lo → hi`; 1: backward), a bit per arc set where that side can be
 /// finite, and the number of set bits before each word: both sides' of 64 arcs side by side, so
