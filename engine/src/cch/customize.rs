@@ -611,9 +611,16 @@ impl Cch {
         // SAFETY: as in `update_ranks`.
         unsafe {
             self.for_each_lower_triangle_of(a as u32, tail, |xy, xz| {
-                let ((fxy, bxy), (fxz, bxz)) = (w.get(xy as usize), w.get(xz as usize));
-                f = f.min(add(bxy, fxz));
-                b = b.min(add(bxz, fxy));
+                // Only the sums whose two sides can be finite are read: on a turn graph most
+                // arcs go one way, and most triangles give one side of `a` or none.
+                let (xy, xz) = (xy as usize, xz as usize);
+                let ([fy, by], [fz, bz]) = (w.sides.slots(xy), w.sides.slots(xz));
+                if by != NO_SIDE && fz != NO_SIDE {
+                    f = f.min(add(w.bw.get(by), w.fw.get(fz)));
+                }
+                if bz != NO_SIDE && fy != NO_SIDE {
+                    b = b.min(add(w.bw.get(bz), w.fw.get(fy)));
+                }
             });
             let (fa, ba) = w.get(a);
             if fa != f {
