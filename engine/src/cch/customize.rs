@@ -510,9 +510,21 @@ impl Cch {
                     self.down_first[y as usize] as usize,
                     self.down_first[y as usize + 1] as usize,
                 );
+                let a_sides = arc_weights.sides.ranks(au).0;
                 for i in self.up_first[x] as usize..self.up_first[x + 1] as usize {
                     let z = self.up_head[i];
                     if z == y {
+                        continue;
+                    }
+                    // A triangle whose sums cannot be finite on either side changes nothing (on a
+                    // turn graph most arcs go one way): its arc is not looked for.
+                    let i_sides = arc_weights.sides.ranks(i).0;
+                    let ([lf, lb], [hf, hb]) = if z > y {
+                        (a_sides, i_sides)
+                    } else {
+                        (i_sides, a_sides)
+                    };
+                    if !((lb && hf) || (hb && lf)) {
                         continue;
                     }
                     // The triangle's arcs at x to the lower and the higher endpoint of b.
