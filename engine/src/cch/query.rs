@@ -225,8 +225,6 @@ impl CchQuery {
         self
     }
 
-    // Arc ids index several parallel arrays (heads, weights, predecessors).
-    #[allow(clippy::needless_range_loop)]
     pub fn run_full(&mut self, cch: &Cch, metric: &CustomizedMetric) -> &mut Self {
         // Every arc below is < up_first[n] = arc_count, and every position the sides give is
         // below their count, so the weights are read unchecked.

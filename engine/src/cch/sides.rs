@@ -137,17 +137,8 @@ impl Sides {
     /// one word.
     #[inline(always)]
     pub fn slots(&self, a: usize) -> [usize; 2] {
-        debug_assert!(a < self.arcs);
-        // SAFETY: a word per 64 arcs.
-        let word = unsafe { self.words.get_unchecked(a >> 6) };
-        let below = (1u64 << (a & 63)) - 1;
-        [0, 1].map(|side| {
-            if word.bits[side] >> (a & 63) & 1 != 0 {
-                word.before[side] as usize + (word.bits[side] & below).count_ones() as usize
-            } else {
-                NO_SIDE
-            }
-        })
+        let (has, at) = self.ranks(a);
+        [0, 1].map(|side| if has[side] { at[side] } else { NO_SIDE })
     }
 
     /// Per side of arc `a`: whether it can be finite, and the position of the first side at or
@@ -185,45 +176,6 @@ impl Sides {
             if w == last {
                 bits &= u64::MAX >> (63 - ((e - 1) & 63));
             }
-            while bits != 0 {
-                let i = bits.trailing_zeros();
-                let below = all & ((1u64 << i) - 1);
-                f((w << 6) | i as usize, base + below.count_ones() as usize);
-                bits &= bits - 1;
-            }
-        }
-    }
-
-    /// `f(arc, position)` for the arcs of `s..e` set in `mask` (per word, a subset of `side`'s
-    /// bits: the arcs finite on that side so far), ascending.
-    #[inline(always)]
-    pub fn for_each_masked(
-        &self,
-        side: usize,
-        s: usize,
-        e: usize,
-        mask: impl Fn(usize) -> u64,
-        mut f: impl FnMut(usize, usize),
-    ) {
-        if s >= e {
-            return;
-        }
-        let (first, last) = (s >> 6, (e - 1) >> 6);
-        for w in first..=last {
-            let mut bits = mask(w);
-            if w == first {
-                bits &= u64::MAX << (s & 63);
-            }
-            if w == last {
-                bits &= u64::MAX >> (63 - ((e - 1) & 63));
-            }
-            if bits == 0 {
-                continue;
-            }
-            // SAFETY: as in `for_each`.
-            let word = unsafe { self.words.get_unchecked(w) };
-            let (all, base) = (word.bits[side], word.before[side] as usize);
-            debug_assert_eq!(bits & !all, 0, "a finite side that cannot be finite");
             while bits != 0 {
                 let i = bits.trailing_zeros();
                 let below = all & ((1u64 << i) - 1);
@@ -275,6 +227,10 @@ mod tests {
                 for a in 0..arcs {
                     assert_eq!(sides.rank(side, a), n);
                     assert_eq!(sides.slot(side, a), has[side][a].then_some(n));
+                    assert_eq!(sides.ranks(a).0[side], has[side][a]);
+                    assert_eq!(sides.ranks(a).1[side], n);
+                    let slot = sides.slots(a)[side];
+                    assert_eq!((slot != NO_SIDE).then_some(slot), sides.slot(side, a));
                     n += usize::from(has[side][a]);
                 }
                 assert_eq!(sides.rank(side, arcs), n);
@@ -287,11 +243,6 @@ mod tests {
                         .map(|a| (a, sides.rank(side, a)))
                         .collect();
                     assert_eq!(seen, want);
-                    let mut masked = vec![];
-                    let every_other = |w: usize| sides.words[w].bits[side] & 0x5555_5555_5555_5555;
-                    sides.for_each_masked(side, s, e, every_other, |a, k| masked.push((a, k)));
-                    let want: Vec<_> = want.into_iter().filter(|&(a, _)| a % 2 == 0).collect();
-                    assert_eq!(masked, want);
                 }
             }
             let all = Sides::all(arcs);

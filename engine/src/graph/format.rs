@@ -93,6 +93,22 @@ struct Section<'a> {
     bytes: &'a [u8],
 }
 
+/// An optional section, left out when empty.
+fn push_optional<'a, T: bytemuck::Pod>(
+    sections: &mut Vec<Section<'a>>,
+    name: &'static str,
+    v: &'a [T],
+) {
+    if !v.is_empty() {
+        sections.push(Section {
+            name,
+            elem_size: std::mem::size_of::<T>() as u32,
+            count: v.len() as u64,
+            bytes: bytemuck::cast_slice::<T, u8>(v),
+        });
+    }
+}
+
 /// Serialises a graph to bytes.
 pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
     let city_json = serde_json::to_vec(&g.city).map_err(|e| FormatError::Invalid(e.to_string()))?;
@@ -123,27 +139,13 @@ pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
         ("cycling_cch_parent", &g.cycling_cch_parent),
         ("turn_back_pairs", &g.turn_back_pairs),
     ] {
-        if !order.is_empty() {
-            sections.push(Section {
-                name,
-                elem_size: 4,
-                count: order.len() as u64,
-                bytes: bytemuck::cast_slice::<u32, u8>(order),
-            });
-        }
+        push_optional(&mut sections, name, order);
     }
     for (name, words) in [
         ("cycling_cch_usable", &g.cycling_cch_usable),
         ("cycling_cch_sides", &g.cycling_cch_sides),
     ] {
-        if !words.is_empty() {
-            sections.push(Section {
-                name,
-                elem_size: 8,
-                count: words.len() as u64,
-                bytes: bytemuck::cast_slice::<u64, u8>(words),
-            });
-        }
+        push_optional(&mut sections, name, words);
     }
 
     let table_end = HEADER_LEN + ENTRY_LEN * sections.len();
