@@ -820,6 +820,11 @@ fn compile_restrictions(
         out_arcs[g.edge_tail[e] as usize].push(2 * e as u32);
         out_arcs[g.edge_head[e] as usize].push(2 * e as u32 + 1);
     }
+    // The edges of each way, in edge order: a via-way restriction starts only from its from-ways'.
+    let mut edges_of_way: Vec<Vec<u32>> = vec![Vec::new(); g.way_count()];
+    for (e, &w) in g.edge_way.iter().enumerate() {
+        edges_of_way[w as usize].push(e as u32);
+    }
     let rides = |a: u32| g.arc_attrs[a as usize].bike() != BikeAccess::No;
     let ways_of = |ids: &[i64]| -> Option<Vec<u32>> {
         ids.iter().map(|id| way_index_of.get(id).copied()).collect()
@@ -867,8 +872,14 @@ fn compile_restrictions(
                 // Via ways: from every arc of a from-way that arrives on the via ways, the shortest
                 // run along the via ways to a junction where a to-way leaves.
                 let on_via = |a: u32| via_ways.contains(&g.arc_way(a));
-                for e in 0..g.edge_count() {
-                    for a in [2 * e as u32, 2 * e as u32 + 1] {
+                let mut from_edges: Vec<u32> = from_ways
+                    .iter()
+                    .flat_map(|&w| edges_of_way[w as usize].iter().copied())
+                    .collect();
+                from_edges.sort_unstable();
+                from_edges.dedup();
+                for e in from_edges {
+                    for a in [2 * e, 2 * e + 1] {
                         if !from_ways.contains(&g.arc_way(a)) || !rides(a) {
                             continue;
                         }
