@@ -22,8 +22,15 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'serve': {
       // Loaded on demand: the admin commands need none of the server (nor oidc-provider's Node 20 warning).
+      const config = loadConfig();
+      // The first city graphs start loading on libuv's pool while the server's modules are imported.
+      const { graphFiles, preload } = await import('./routing/preload.js');
+      preload(
+        graphFiles(config.graphDir, config.cities).slice(0, config.loadConcurrency),
+        config.queryGraphMb ?? undefined,
+      );
       const { startServer } = await import('./server.js');
-      await startServer(loadConfig());
+      await startServer(config);
       return -1; // keep running until a signal
     }
     case 'build-graph':

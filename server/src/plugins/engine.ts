@@ -16,6 +16,7 @@ import { cityLoading, type HttpError } from '../errors.js';
 import { native } from '../native.js';
 import { area, type CoverageArea, cityList, configuredCities, contains } from '../routing/coverage.js';
 import { type DataCoverage, dataCoverageOf, readDataCoverage } from '../routing/data-coverage.js';
+import { graphFiles, loadNative } from '../routing/preload.js';
 
 export interface LoadedCity {
   id: string;
@@ -114,15 +115,7 @@ declare module 'fastify' {
 
 const GRAPH_EXT = '.qwg';
 
-/** The graph files of a folder (only those of the cities in `only`: QUIETWAY_CITIES), sorted. */
-export function graphFiles(graphDir: string, only: readonly string[] | null = null): string[] {
-  if (!fs.existsSync(graphDir)) return [];
-  return fs
-    .readdirSync(graphDir)
-    .filter((f) => f.endsWith(GRAPH_EXT) && (!only || only.includes(f.slice(0, -GRAPH_EXT.length))))
-    .sort()
-    .map((f) => path.join(graphDir, f));
-}
+export { graphFiles };
 
 /**
  * Loads one graph file (on libuv's pool) with its weighting override, and its data coverage when
@@ -130,9 +123,7 @@ export function graphFiles(graphDir: string, only: readonly string[] | null = nu
  * megabytes its cycling metrics may spend on pruned query graphs (the engine's default if absent).
  */
 export async function loadCityFile(file: string, queryGraphMb?: number): Promise<LoadedCity> {
-  const weightingFile = file.replace(/\.qwg$/, '.weighting.json');
-  const weighting = fs.existsSync(weightingFile) ? fs.readFileSync(weightingFile, 'utf8') : undefined;
-  const engine = await native().loadCity(file, weighting, queryGraphMb);
+  const engine = await loadNative(file, queryGraphMb);
   const s = engine.stats();
   const coverage = (JSON.parse(s.coverageJson) as [number, number][][][][]).map((polygons, i) =>
     area(s.id, s.areaNames[i] ?? s.name, polygons),
