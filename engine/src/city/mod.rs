@@ -356,13 +356,20 @@ impl City {
                     );
                     let cch = Arc::new(cch);
                     let built = start.elapsed().as_secs_f64();
-                    let customized: Vec<(MetricKind, CityMetric)> = inputs
-                        .into_par_iter()
-                        .map(|(k, i)| (k, customized(&cch, i)))
-                        .collect();
+                    let (kinds, inputs): (Vec<MetricKind>, Vec<MetricInputs>) =
+                        inputs.into_iter().unzip();
+                    let (arc_weights, turn_weights): (Vec<_>, Vec<_>) = inputs.into_iter().unzip();
+                    let hierarchies = cch.customize_each_owned(turn_weights);
                     let mut base: Vec<Option<Arc<CityMetric>>> = vec![None; MetricKind::ALL.len()];
-                    for (k, m) in customized {
-                        base[k as usize] = Some(Arc::new(m));
+                    for ((k, hierarchy), arc_weights) in
+                        kinds.into_iter().zip(hierarchies).zip(arc_weights)
+                    {
+                        base[k as usize] = Some(Arc::new(CityMetric {
+                            hierarchy,
+                            arc_weights: CowVec::from_vec(arc_weights),
+                            cch: cch.clone(),
+                            on_junctions: false,
+                        }));
                     }
                     let steps = [
                         (
