@@ -218,11 +218,12 @@ fn run() -> Result<(), String> {
     let path = args.out.join(format!("{city_id}.qwg"));
     quietway_engine::format::write_file(&graph, &path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    // The graph is on disk: its memory goes before it is read back (checked whole, and its
+    // version read) and before the place index reads the extracts again.
+    drop(graph);
     let version = quietway_engine::format::read_file(&path)
         .map_err(|e| e.to_string())?
         .1;
-    // The graph is on disk: its memory goes before the place index reads the extracts again.
-    drop(graph);
     let places = build_place_index(&args, &city_id, &input.city.name, &input.areas, &progress)?;
     progress.finish_phase();
 

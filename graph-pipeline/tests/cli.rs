@@ -271,7 +271,7 @@ fn a_custom_cities_file_needs_no_sample_extracts() {
 /// damaged loads by building it.
 #[test]
 fn the_stored_cycling_hierarchy_routes_as_one_built_at_load() {
-    use quietway_engine::city::{City, Profile, RouteRequest};
+    use quietway_engine::city::{City, LOADED_METRICS, Profile, RouteRequest};
     let d = tmp("stored-hierarchy");
     let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
     let (ok, out, err) = run(&[
@@ -302,12 +302,35 @@ fn the_stored_cycling_hierarchy_routes_as_one_built_at_load() {
     if let Some(h) = damaged.cycling_cch_up_head.last_mut() {
         *h = 0;
     }
+    // The metrics a city loads with are stored too, customized: read by a load whose inputs are
+    // those they were customized from, customized again by any other.
+    assert_eq!(graph.cycling_metric_inputs.len(), LOADED_METRICS.len());
+    assert_eq!(graph.cycling_metric_weights.len(), 2 * LOADED_METRICS.len());
+    let mut stale = graph.clone();
+    stale.cycling_metric_inputs[1] ^= 1;
     let stored = City::from_graph(graph, version.clone(), None).unwrap();
     let built = City::from_graph(without, version.clone(), None).unwrap();
-    let mended = City::from_graph(damaged, version, None).unwrap();
+    let mended = City::from_graph(damaged, version.clone(), None).unwrap();
+    let restale = City::from_graph(stale, version, None).unwrap();
     assert!(phase(&stored).contains("read from the file"));
     assert!(phase(&built).contains("built"));
     assert!(phase(&mended).contains("built"));
+    let metrics_phase = |c: &City| -> String {
+        c.load_phases
+            .iter()
+            .map(|(p, _)| *p)
+            .find(|p| p.contains("of which cycling metrics"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(metrics_phase(&stored).contains("read from the file"));
+    assert!(metrics_phase(&built).contains("customized"));
+    assert!(metrics_phase(&restale).contains("customized"));
+    for kind in LOADED_METRICS {
+        let weights = |c: &City| c.metric(kind, None).hierarchy.weights.clone();
+        assert_eq!(weights(&stored), weights(&built), "{kind:?}");
+        assert_eq!(weights(&restale), weights(&built), "{kind:?}");
+    }
     assert_eq!(stored.cch.up_head, built.cch.up_head);
     assert_eq!(stored.cch.input_cch_arc, built.cch.input_cch_arc);
     assert_eq!(stored.turns.turn_flags, built.turns.turn_flags);

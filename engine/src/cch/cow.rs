@@ -201,6 +201,24 @@ impl<T: Copy + Send + Sync> CowVec<T> {
         }
     }
 
+    /// The elements as a vector: the block's own memory when this array alone reads it and has
+    /// no chunk of its own (a metric just customized), else a copy.
+    pub fn into_vec(mut self) -> Vec<T> {
+        if self.own.iter().all(Option::is_none)
+            && let Some(block) = Arc::get_mut(&mut self.first)
+        {
+            let (ptr, len, cap) = (block.ptr, block.len, block.cap);
+            // The block lets go of its memory: it frees nothing when dropped.
+            block.ptr = std::ptr::NonNull::dangling().as_ptr();
+            block.len = 0;
+            block.cap = 0;
+            // SAFETY: the parts of the vector the block was made of (`Block::new`), every element
+            // written (`from_block`), and no other array reads them.
+            return unsafe { Vec::from_raw_parts(ptr, len, cap) };
+        }
+        self.to_vec()
+    }
+
     /// The elements of a slice (one copy).
     pub fn from_slice(v: &[T]) -> CowVec<T> {
         CowVec::from_vec(v.to_vec())
@@ -429,6 +447,23 @@ impl<T: Copy + Send + Sync + std::fmt::Debug> std::fmt::Debug for CowVec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn into_vec_takes_the_block_alone_and_copies_when_shared() {
+        let v: Vec<u32> = (0..(2 * CHUNK + 3) as u32).collect();
+        let a = CowVec::from_vec(v.clone());
+        let ptr = a.ptrs[0];
+        let taken = a.into_vec();
+        assert_eq!(taken, v);
+        assert_eq!(taken.as_ptr(), ptr as *const u32, "no copy");
+        let a = CowVec::from_vec(v.clone());
+        let mut b = a.clone();
+        b.set(1, 7);
+        let mut expected = v.clone();
+        assert_eq!(a.into_vec(), v, "shared: a copy");
+        expected[1] = 7;
+        assert_eq!(b.into_vec(), expected, "a chunk of its own: a copy");
+    }
 
     #[test]
     fn a_clone_shares_until_written_and_a_write_copies_one_chunk() {

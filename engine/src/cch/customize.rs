@@ -44,8 +44,31 @@ impl Cch {
             .collect()
     }
 
+    /// The metric of `input_weights` from weights customized before (stored with the hierarchy
+    /// in a graph file): per side, those of the sides that can be finite. An error if they do not fit
+    /// this hierarchy's sides (the input weights given back then).
+    pub fn stored_metric(
+        &self,
+        input_weights: Vec<Weight>,
+        [fw, bw]: [Vec<Weight>; 2],
+    ) -> Result<CustomizedMetric, Vec<Weight>> {
+        if input_weights.len() != self.input_cch_arc.len()
+            || fw.len() != self.sides.len(0)
+            || bw.len() != self.sides.len(1)
+        {
+            return Err(input_weights);
+        }
+        Ok(CustomizedMetric {
+            weights: [CowVec::from_vec(fw), CowVec::from_vec(bw)],
+            sides: self.sides.clone(),
+            input_weights: CowVec::from_vec(input_weights),
+            pruned: std::sync::OnceLock::new(),
+            uses: Default::default(),
+        })
+    }
+
     /// Customizes `input_weights` with `work` as the working arrays (grown as needed).
-    fn customize_with(
+    pub fn customize_with(
         &self,
         input_weights: Vec<Weight>,
         work: &mut (Vec<Weight>, Vec<Weight>),

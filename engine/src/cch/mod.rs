@@ -71,6 +71,18 @@ pub fn usable_fingerprint(usable: &[bool]) -> u64 {
     h
 }
 
+/// A fingerprint of a metric's input weights (FNV-1a over them and their count): what a graph file
+/// stores beside metrics customized at build ([`crate::graph::CityGraph::cycling_metric_inputs`]).
+pub fn weights_fingerprint(weights: &[Weight]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &w in weights {
+        h ^= w as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= weights.len() as u64;
+    h.wrapping_mul(0x0100_0000_01b3)
+}
+
 #[derive(Clone)]
 pub struct Cch {
     /// rank → node and node → rank.
@@ -598,6 +610,18 @@ impl Cch {
     /// What a graph file stores of [`Self::restricted`] (see [`Self::stored_parts`]), without
     /// the downward lists and input map a hierarchy that routes needs: the pipeline's build of the
     /// 4 × 4 tiling peaks 0.1 GB lower so.
+    /// [`Self::stored_parts`], without copying them.
+    pub fn into_stored_parts(self) -> StoredHierarchy {
+        assert!(self.restricted, "only restricted hierarchies are stored");
+        StoredHierarchy {
+            sides: self.sides.to_words(),
+            order: self.order,
+            up_first: self.up_first,
+            up_head: self.up_head,
+            parent: self.etree_parent,
+        }
+    }
+
     pub fn into_restricted_parts(mut self, usable: &[bool]) -> StoredHierarchy {
         self.restrict_arcs(usable);
         StoredHierarchy {

@@ -109,8 +109,17 @@ fn push_optional<'a, T: bytemuck::Pod>(
     }
 }
 
-/// Serialises a graph to bytes.
-pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
+/// The sections of [`CityGraph::cycling_metric_weights`]: each loaded metric's forward and
+/// backward weights.
+const METRIC_SECTIONS: [&str; 4] = [
+    "cycling_metric_0_fw",
+    "cycling_metric_0_bw",
+    "cycling_metric_1_fw",
+    "cycling_metric_1_bw",
+];
+
+/// Writes a graph in the file format to `out`.
+pub fn write_to(g: &CityGraph, out: &mut impl Write) -> Result<(), FormatError> {
     let city_json = serde_json::to_vec(&g.city).map_err(|e| FormatError::Invalid(e.to_string()))?;
     let mut sections: Vec<Section> = vec![Section {
         name: "city",
@@ -144,10 +153,27 @@ pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
     for (name, words) in [
         ("cycling_cch_usable", &g.cycling_cch_usable),
         ("cycling_cch_sides", &g.cycling_cch_sides),
+        ("cycling_metric_inputs", &g.cycling_metric_inputs),
     ] {
         push_optional(&mut sections, name, words);
     }
+    if g.cycling_metric_weights.len() > METRIC_SECTIONS.len() {
+        return Err(FormatError::Invalid(format!(
+            "{} stored metric weight arrays, at most {}",
+            g.cycling_metric_weights.len(),
+            METRIC_SECTIONS.len()
+        )));
+    }
+    for (name, weights) in METRIC_SECTIONS.iter().zip(&g.cycling_metric_weights) {
+        push_optional(&mut sections, name, weights);
+    }
 
+    if let Some(s) = sections.iter().find(|s| s.name.len() > NAME_LEN) {
+        return Err(FormatError::Invalid(format!(
+            "section name {} is longer than {NAME_LEN} bytes",
+            s.name
+        )));
+    }
     let table_end = HEADER_LEN + ENTRY_LEN * sections.len();
     let mut offset = align8(table_end);
     let mut offsets = Vec::with_capacity(sections.len());
@@ -155,35 +181,52 @@ pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
         offsets.push(offset);
         offset = align8(offset + s.bytes.len());
     }
-    let mut out = vec![0u8; offset];
     let mut crc = crc32fast::Hasher::new();
-    for (s, &off) in sections.iter().zip(&offsets) {
-        out[off..off + s.bytes.len()].copy_from_slice(s.bytes);
+    for s in &sections {
         crc.update(s.bytes);
     }
-    out[0..8].copy_from_slice(MAGIC);
-    out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out[12..16].copy_from_slice(&(sections.len() as u32).to_le_bytes());
-    out[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
+    let mut head = vec![0u8; align8(table_end)];
+    head[0..8].copy_from_slice(MAGIC);
+    head[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    head[12..16].copy_from_slice(&(sections.len() as u32).to_le_bytes());
+    head[16..20].copy_from_slice(&crc.finalize().to_le_bytes());
     for (i, (s, &off)) in sections.iter().zip(&offsets).enumerate() {
         let e = HEADER_LEN + i * ENTRY_LEN;
-        out[e..e + s.name.len()].copy_from_slice(s.name.as_bytes());
-        out[e + NAME_LEN..e + NAME_LEN + 4].copy_from_slice(&s.elem_size.to_le_bytes());
-        out[e + NAME_LEN + 8..e + NAME_LEN + 16].copy_from_slice(&s.count.to_le_bytes());
-        out[e + NAME_LEN + 16..e + NAME_LEN + 24].copy_from_slice(&(off as u64).to_le_bytes());
+        head[e..e + s.name.len()].copy_from_slice(s.name.as_bytes());
+        head[e + NAME_LEN..e + NAME_LEN + 4].copy_from_slice(&s.elem_size.to_le_bytes());
+        head[e + NAME_LEN + 8..e + NAME_LEN + 16].copy_from_slice(&s.count.to_le_bytes());
+        head[e + NAME_LEN + 16..e + NAME_LEN + 24].copy_from_slice(&(off as u64).to_le_bytes());
     }
+    // The sections straight from the graph's arrays, each padded to 8 bytes: a copy of the whole
+    // file in memory would add its size to the build's peak.
+    out.write_all(&head)?;
+    let mut at = head.len();
+    for (s, &off) in sections.iter().zip(&offsets) {
+        debug_assert_eq!(at, off);
+        out.write_all(s.bytes)?;
+        let end = align8(off + s.bytes.len());
+        out.write_all(&[0u8; 8][..end - off - s.bytes.len()])?;
+        at = end;
+    }
+    Ok(())
+}
+
+/// Serialises a graph to bytes.
+pub fn to_bytes(g: &CityGraph) -> Result<Vec<u8>, FormatError> {
+    let mut out = Vec::new();
+    write_to(g, &mut out)?;
     Ok(out)
 }
 
 /// Writes the graph next to `path` and renames it into place, so a failed write never replaces a
 /// good graph.
 pub fn write_file(g: &CityGraph, path: &Path) -> Result<(), FormatError> {
-    let bytes = to_bytes(g)?;
     let tmp = path.with_extension("tmp");
     {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        write_to(g, &mut f)?;
+        f.flush()?;
+        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     }
     std::fs::rename(&tmp, path)?;
     Ok(())
@@ -309,6 +352,17 @@ fn parse_sections(
         g.cycling_cch_usable = copy_vec::<u64>(section("cycling_cch_usable", 8)?);
         if table.contains_key("cycling_cch_sides") {
             g.cycling_cch_sides = copy_vec::<u64>(section("cycling_cch_sides", 8)?);
+        }
+    }
+    if table.contains_key("cycling_metric_inputs") {
+        g.cycling_metric_inputs = copy_vec::<u64>(section("cycling_metric_inputs", 8)?);
+        let arrays = 2 * g.cycling_metric_inputs.len();
+        if arrays > METRIC_SECTIONS.len() {
+            return invalid("graph file stores more metrics than it has sections for");
+        }
+        for name in &METRIC_SECTIONS[..arrays] {
+            g.cycling_metric_weights
+                .push(copy_vec::<u32>(section(name, 4)?));
         }
     }
     if table.contains_key("turn_back_pairs") {

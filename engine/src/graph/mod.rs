@@ -330,6 +330,15 @@ pub struct CityGraph {
     /// The sides of its arcs that can be finite ([`crate::cch::Sides::to_words`]): a metric keeps
     /// weights for those only. Empty in a file written before it was stored: found at load then.
     pub cycling_cch_sides: Vec<u64>,
+    /// The metrics a city loads with ([`crate::city::LOADED_METRICS`]) customized on that
+    /// hierarchy by the default weighting, so that a load need not customize them (half of a
+    /// city's load): per metric, the weights of the sides that can be finite, forward then
+    /// backward ([`crate::cch::CustomizedMetric::weights`]), and in `cycling_metric_inputs` the
+    /// fingerprint of the input weights each was customized from ([`crate::cch::weights_fingerprint`]).
+    /// A load whose inputs have another fingerprint (another weighting, a newer model) customizes
+    /// instead. Empty if not stored.
+    pub cycling_metric_weights: Vec<Vec<u32>>,
+    pub cycling_metric_inputs: Vec<u64>,
     /// Per edge: the seconds its crossing takes when the map says so (a ferry's `duration`, shared
     /// among the ferry's edges by length), else 0 (timed from length and speed).
     pub edge_duration_s: Vec<f32>,
