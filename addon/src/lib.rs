@@ -1073,20 +1073,28 @@ const MI_OPTION_ALLOW_THP: std::ffi::c_int = 43;
 ///
 /// And has it map memory without transparent huge pages: a city's arrays faulted in 2 MB at a time
 /// took most of a load in the kernel. On the 4 × 4 tiling, alternated three times each: through
-/// the addon, the load 1.61-2.01 s against 2.23-2.56 s and resident memory 1,247-1,252 MB against
-/// 1,272-1,299 after 400 routes, the routes as fast (1.38-1.43 ms at the median against
-/// 1.39-1.45); `quietway serve` to its first route 2.7-2.9 s against 3.8-4.5 s, 0.8 s of it in the
-/// kernel against 2.2-2.8. `MIMALLOC_ALLOW_THP=1` in the environment brings them back.
+/// the addon, the load 1.18-1.22 s against 2.47-3.18 s, resident memory 1,219 MB against
+/// 1,277-1,289 after 400 routes, which take 1.46-1.55 ms at the median against 1.38-1.46 (the p90
+/// 8.6-8.7 against 8.6-9.1); `quietway serve` to its first route 2.7-2.8 s against 3.9-4.8 s, 0.8 s
+/// of it in the kernel against 2.2-3.2. `MIMALLOC_ALLOW_THP=1` in the environment brings them back.
 fn tune_allocator() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        for (var, option, value) in [
-            ("MIMALLOC_PURGE_DELAY", MI_OPTION_PURGE_DELAY, 0),
-            ("MIMALLOC_ALLOW_THP", MI_OPTION_ALLOW_THP, 0),
-        ] {
-            if std::env::var_os(var).is_none() {
-                // SAFETY: sets an option; mimalloc reads options at any time.
-                unsafe { mi_option_set(option, value) };
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+            // SAFETY: sets an option; mimalloc reads options at any time.
+            unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+        }
+        if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
+            // mimalloc reads this option when it starts, which is long past (its arenas are
+            // mapped and advised already): the option keeps it from advising new ones, and the
+            // process's own switch, what mimalloc sets for it at start, turns huge pages off for
+            // the memory mapped already too.
+            // SAFETY: sets an option; mimalloc reads options at any time.
+            unsafe { mi_option_set(MI_OPTION_ALLOW_THP, 0) };
+            #[cfg(target_os = "linux")]
+            // SAFETY: a process-wide flag that only changes how later page faults are served.
+            unsafe {
+                libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
             }
         }
     });
