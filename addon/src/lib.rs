@@ -773,6 +773,7 @@ impl Task for LoadTask {
             Some(json) => Some(WeightingModel::from_json(json).map_err(invalid)?),
             None => None,
         };
+        let pause = HugePagesOff::new();
         let city = City::load(self.path.as_ref(), model).map_err(|e| {
             Error::new(
                 Status::GenericFailure,
@@ -785,7 +786,10 @@ impl Task for LoadTask {
         let city = Arc::new(city);
         // Walking's metric is built once the city answers cycling requests (`City::warm`).
         let warm = city.clone();
-        std::thread::spawn(move || warm.warm());
+        std::thread::spawn(move || {
+            warm.warm();
+            drop(pause);
+        });
         Ok(city)
     }
 
@@ -1060,8 +1064,53 @@ unsafe extern "C" {
 }
 /// `mi_option_purge_delay` in mimalloc 3's `mi_option_e`.
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
-/// `mi_option_allow_thp` in mimalloc 3's `mi_option_e`.
-const MI_OPTION_ALLOW_THP: std::ffi::c_int = 43;
+
+/// Transparent huge pages off for the process while a city loads (and builds walking's metric just
+/// after), on again once no load runs (unless `MIMALLOC_ALLOW_THP` in the environment decides).
+/// A load's arrays faulted in 2 MB at a time took most of the load in the kernel: on the 4 × 4
+/// tiling, alternated three times each, the load through the addon 1.18-1.22 s against
+/// 2.47-3.18 s, resident memory 1,219 MB against 1,277-1,289 after 400 routes, and `quietway
+/// serve` to its first route 2.7-2.8 s against 3.9-4.8 s (0.8 s in the kernel against 2.2-3.2).
+/// Off for good, the routes' own working memory faulted in 4 kB pages too: the peers bench served
+/// 812 requests a second at 64 connections against 1,098-1,254 with them on.
+struct HugePagesOff;
+
+static LOADS_RUNNING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+
+impl HugePagesOff {
+    fn new() -> Option<HugePagesOff> {
+        if std::env::var_os("MIMALLOC_ALLOW_THP").is_some() {
+            return None;
+        }
+        let mut running = LOADS_RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        if *running == 0 {
+            set_huge_pages(false);
+        }
+        *running += 1;
+        Some(HugePagesOff)
+    }
+}
+
+impl Drop for HugePagesOff {
+    fn drop(&mut self) {
+        let mut running = LOADS_RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        *running -= 1;
+        if *running == 0 {
+            set_huge_pages(true);
+        }
+    }
+}
+
+/// The process's switch for transparent huge pages (what mimalloc sets when told at start).
+fn set_huge_pages(on: bool) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: a process-wide flag that only changes how later page faults are served.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, libc::c_ulong::from(!on), 0, 0, 0);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = on;
+}
 
 /// Has mimalloc give freed pages back to the system at once. mimalloc 3 delays the purge by a
 /// second and runs it when the heap that freed them is active again, and the threads that free a
@@ -1071,31 +1120,12 @@ const MI_OPTION_ALLOW_THP: std::ffi::c_int = 43;
 /// 1.9 GB with this (or with a delay of 10 ms). `MIMALLOC_PURGE_DELAY` in the environment still
 /// decides where it is set.
 ///
-/// And has it map memory without transparent huge pages: a city's arrays faulted in 2 MB at a time
-/// took most of a load in the kernel. On the 4 × 4 tiling, alternated three times each: through
-/// the addon, the load 1.18-1.22 s against 2.47-3.18 s, resident memory 1,219 MB against
-/// 1,277-1,289 after 400 routes, which take 1.46-1.55 ms at the median against 1.38-1.46 (the p90
-/// 8.6-8.7 against 8.6-9.1); `quietway serve` to its first route 2.7-2.8 s against 3.9-4.8 s, 0.8 s
-/// of it in the kernel against 2.2-3.2. `MIMALLOC_ALLOW_THP=1` in the environment brings them back.
 fn tune_allocator() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
             // SAFETY: sets an option; mimalloc reads options at any time.
             unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
-        }
-        if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
-            // mimalloc reads this option when it starts, which is long past (its arenas are
-            // mapped and advised already): the option keeps it from advising new ones, and the
-            // process's own switch, what mimalloc sets for it at start, turns huge pages off for
-            // the memory mapped already too.
-            // SAFETY: sets an option; mimalloc reads options at any time.
-            unsafe { mi_option_set(MI_OPTION_ALLOW_THP, 0) };
-            #[cfg(target_os = "linux")]
-            // SAFETY: a process-wide flag that only changes how later page faults are served.
-            unsafe {
-                libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-            }
         }
     });
 }
