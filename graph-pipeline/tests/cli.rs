@@ -285,14 +285,17 @@ fn the_stored_cycling_hierarchy_routes_as_one_built_at_load() {
     assert!(ok, "{out}{err}");
     let (graph, version) = quietway_engine::format::read_file(&d.join("nyc.qwg")).unwrap();
     assert!(!graph.cycling_cch_up_head.is_empty() && graph.cycling_cch_usable.len() == 1);
-    let phase = |c: &City| -> String {
+    // The load phase naming `what`: how the load came by it.
+    let phase_of = |c: &City, what: &str| -> String {
         c.load_phases
             .iter()
             .map(|(p, _)| *p)
-            .find(|p| p.contains("cycling hierarchy,"))
+            .find(|p| p.contains(what))
             .unwrap()
             .to_string()
     };
+    let phase = |c: &City| phase_of(c, "cycling hierarchy,");
+    let metrics_phase = |c: &City| phase_of(c, "of which cycling metrics");
     // The turn-backs stored are those a load would find; without them it finds the same.
     assert!(!graph.turn_back_pairs.is_empty());
     let mut without = graph.clone();
@@ -315,14 +318,6 @@ fn the_stored_cycling_hierarchy_routes_as_one_built_at_load() {
     assert!(phase(&stored).contains("read from the file"));
     assert!(phase(&built).contains("built"));
     assert!(phase(&mended).contains("built"));
-    let metrics_phase = |c: &City| -> String {
-        c.load_phases
-            .iter()
-            .map(|(p, _)| *p)
-            .find(|p| p.contains("of which cycling metrics"))
-            .unwrap()
-            .to_string()
-    };
     assert!(metrics_phase(&stored).contains("read from the file"));
     assert!(metrics_phase(&built).contains("customized"));
     assert!(metrics_phase(&restale).contains("customized"));

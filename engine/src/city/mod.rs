@@ -413,12 +413,8 @@ impl City {
                         let hierarchy = hierarchy
                             .or_else(|| customized.next())
                             .expect("one customized for each metric not stored");
-                        base[k as usize] = Some(Arc::new(CityMetric {
-                            hierarchy,
-                            arc_weights: CowVec::from_vec(arc_weights),
-                            cch: cch.clone(),
-                            on_junctions: false,
-                        }));
+                        base[k as usize] =
+                            Some(Arc::new(cycling_metric(&cch, hierarchy, arc_weights)));
                     }
                     let steps = [
                         (
@@ -717,8 +713,7 @@ fn store_loaded_metrics(g: &mut CityGraph, turns: TurnGraph, cch: &Cch) {
             .1
         })
         .collect();
-    // The turn model's memory goes before the customizations': the build's peak stays the
-    // ordering's.
+    // The turn model's memory goes before the customizations', which set the build's peak.
     drop(turns);
     g.cycling_metric_inputs = inputs
         .iter()
@@ -839,8 +834,17 @@ fn customized(
     cch: &Arc<Cch>,
     (arc_weights, turn_weights): (Vec<Weight>, Vec<Weight>),
 ) -> CityMetric {
+    cycling_metric(cch, cch.customize_owned(turn_weights), arc_weights)
+}
+
+/// A cycling metric of `cch` from its customized weights and its arc weights.
+fn cycling_metric(
+    cch: &Arc<Cch>,
+    hierarchy: CustomizedMetric,
+    arc_weights: Vec<Weight>,
+) -> CityMetric {
     CityMetric {
-        hierarchy: cch.customize_owned(turn_weights),
+        hierarchy,
         arc_weights: CowVec::from_vec(arc_weights),
         cch: cch.clone(),
         on_junctions: false,

@@ -115,8 +115,6 @@ declare module 'fastify' {
 
 const GRAPH_EXT = '.qwg';
 
-export { graphFiles };
-
 /**
  * Loads one graph file (on libuv's pool) with its weighting override, and its data coverage when
  * stored beside it (else `dataCoverage` is null: see `measureDataCoverageOf`). `queryGraphMb`: the
