@@ -9,7 +9,7 @@ import { issueKey } from '../../server/src/auth/keys.js';
 import { openDatabase, openPostgres } from '../../server/src/db/database.js';
 import { MIGRATIONS, postgresMigration } from '../../server/src/db/migrations.js';
 import { PgDb, toPostgresPlaceholders } from '../../server/src/db/pg.js';
-import { ConflictError, createRepositories } from '../../server/src/db/repositories.js';
+import { ConflictError, createRepositories, ReadCache } from '../../server/src/db/repositories.js';
 import { type Db, isUniqueViolation } from '../../server/src/db/sql.js';
 import { buildGraph, freshPostgresDatabase, SHARED_DATA, tempDir, testConfig } from '../helpers.js';
 import { startPostgres, type TestPostgres } from '../postgres.js';
@@ -283,4 +283,44 @@ describe('PostgreSQL going away and coming back', () => {
     expect(res.statusCode).toBe(201);
     expect(app.repos.users.byEmail('back@example.org')).toBeDefined();
   }, 60_000);
+});
+
+describe('read caches while the store is down', () => {
+  const down = () => Object.assign(new Error('PostgreSQL is unavailable'), { unavailable: true });
+
+  it('answer from the generation before when a change was notified just before the outage', () => {
+    let version = 1;
+    const cache = new ReadCache<string>(() => version);
+    expect(cache.get('key', () => 'record')).toBe('record');
+    version++; // the request's own key touch, notified as the store went down
+    expect(
+      cache.get('key', () => {
+        throw down();
+      }),
+    ).toBe('record');
+    // Another error, or a key never read, is not hidden.
+    expect(() =>
+      cache.get('other', () => {
+        throw down();
+      }),
+    ).toThrow('unavailable');
+    expect(() =>
+      cache.get('key', () => {
+        throw new Error('syntax');
+      }),
+    ).toThrow('syntax');
+    // Back up: read afresh.
+    expect(cache.get('key', () => 'new record')).toBe('new record');
+  });
+
+  it('keep nothing of what this process cleared itself (a revoked key)', () => {
+    const cache = new ReadCache<string>(() => 1);
+    cache.get('key', () => 'record');
+    cache.clear();
+    expect(() =>
+      cache.get('key', () => {
+        throw down();
+      }),
+    ).toThrow('unavailable');
+  });
 });

@@ -259,9 +259,15 @@ const KEY_COLUMNS = 'id, kind, name, source, legacy_v1, prefix, created_at, revo
  * `PRAGMA data_version`, PostgreSQL's NOTIFY). So a revoked key is refused, and a new disruption
  * seen, from the next request on.
  */
-class ReadCache<V> {
+export class ReadCache<V> {
   private generation = -1;
-  private readonly entries = new Map<string, V>();
+  private entries = new Map<string, V>();
+  /**
+   * The entries of the generation before: answers while the store cannot be reached. A change
+   * notified just before an outage (a key's last use, written by the request before) moves the
+   * generation on; routing with a key read a moment ago beats a 503 for a store that is down.
+   */
+  private previous = new Map<string, V>();
 
   constructor(
     private readonly version: () => number,
@@ -271,12 +277,18 @@ class ReadCache<V> {
   get(key: string, load: () => V): V {
     const g = this.version();
     if (g !== this.generation || this.entries.size >= this.limit) {
-      this.entries.clear();
+      if (this.entries.size > 0) this.previous = this.entries;
+      this.entries = new Map();
       this.generation = g;
     }
     let v = this.entries.get(key);
     if (v === undefined && !this.entries.has(key)) {
-      v = load();
+      try {
+        v = load();
+      } catch (err) {
+        if (!(err as { unavailable?: boolean }).unavailable || !this.previous.has(key)) throw err;
+        return this.previous.get(key) as V;
+      }
       this.entries.set(key, v);
     }
     return v as V;
@@ -284,6 +296,7 @@ class ReadCache<V> {
 
   clear(): void {
     this.entries.clear();
+    this.previous.clear();
   }
 }
 
