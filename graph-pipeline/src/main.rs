@@ -202,10 +202,17 @@ fn run() -> Result<(), String> {
         (graph.node_count() + turns.node_count()) as u64,
     );
     let usable = quietway_engine::metric::cycling_can_use(&graph, &turns);
-    let (walking_order, cycling_order) = rayon::join(
-        || quietway_engine::order::nested_dissection_order(&graph),
-        || quietway_engine::order::cycling_order(&turns, &graph, &usable),
+    let timed = |f: &dyn Fn() -> Vec<u32>| {
+        let t = std::time::Instant::now();
+        (f(), t.elapsed().as_secs_f64())
+    };
+    let ((walking_order, walking_s), (cycling_order, cycling_s)) = rayon::join(
+        || timed(&|| quietway_engine::order::nested_dissection_order(&graph)),
+        || timed(&|| quietway_engine::order::cycling_order(&turns, &graph, &usable)),
     );
+    progress.detail(&format!(
+        "walking's done after {walking_s:.1} s, cycling's after {cycling_s:.1} s"
+    ));
     graph.walking_order = walking_order;
     graph.cycling_order = cycling_order;
     // The cycling hierarchy is stored too, so that the server need not build it at every start.

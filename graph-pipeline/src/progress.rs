@@ -34,6 +34,12 @@ impl Progress {
         self.draw(true);
     }
 
+    /// Adds a detail to the current phase's line (what took how long within it).
+    pub fn detail(&self, detail: &str) {
+        let mut phase = self.phase.lock().unwrap();
+        phase.0 = format!("{}; {detail}", phase.0);
+    }
+
     pub fn advance(&self, n: u64) {
         self.done.fetch_add(n, Ordering::Relaxed);
         self.draw(false);
