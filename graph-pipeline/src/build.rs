@@ -249,6 +249,15 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         if w.refs.len() < 2 {
             continue;
         }
+        // A way without a highway tag that riders use all the same is read as that highway.
+        let closed = w.refs.len() > 2 && w.refs.first() == w.refs.last();
+        let mut w = w;
+        if let Some(highway) = rules::highway_of_untagged(&w.tags, closed) {
+            w.tags.push(("highway".into(), highway.into()));
+            if closed {
+                w.tags.push(("area".into(), "yes".into()));
+            }
+        }
         if let Some(profile) = rules::classify(&w.tags, &rules_cfg) {
             let name = tag(&w.tags, "name").unwrap_or("").to_string();
             let reference = tag(&w.tags, "ref").unwrap_or("").to_string();

@@ -81,12 +81,17 @@ pub fn tag<'a>(tags: &'a Tags, key: &str) -> Option<&'a str> {
     tags.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
-/// Ways the pipeline may use: streets, paths, ferries, and bicycle-parking areas.
+/// Ways the pipeline may use: streets, paths, ferries, bicycle-parking areas, and the ways without
+/// a highway tag riders use all the same (`rules::highway_of_untagged`: piers, movable bridges,
+/// platforms, car parks).
 pub fn is_candidate_way(tags: &Tags) -> bool {
     tags.iter().any(|(k, v)| {
         k == "highway"
             || (k == "route" && v == "ferry")
-            || (k == "amenity" && v == "bicycle_parking")
+            || (k == "amenity" && matches!(v.as_str(), "bicycle_parking" | "parking"))
+            || (k == "man_made" && v == "pier")
+            || (k == "bridge" && v == "movable")
+            || (k == "railway" && v == "platform")
     })
 }
 

@@ -427,6 +427,58 @@ fn lts_class(lts: u8) -> SafetyClass {
     }
 }
 
+/// The highway class a way without a `highway` tag is used as, where riders and walkers can use
+/// it all the same (OSRM's bicycle profile routes each of these):
+/// - a pier drawn as a line (`man_made=pier`): walked like a footway. A pier drawn as a closed
+///   outline is the pier's shape, not a way along it;
+/// - a movable bridge (`bridge=movable`) that no railway or waterway carries: a road;
+/// - a station platform at ground level (`railway=platform`; not underground, indoors or above the
+///   street, where a point on the street would snap to it): walked like a footway;
+/// - a surface car park's outline (`amenity=parking`, not a building, garage or underground
+///   deck): ridden like a service road round it, as riders cut across car parks.
+pub fn highway_of_untagged(tags: &Tags, closed: bool) -> Option<&'static str> {
+    if tag(tags, "highway").is_some() || tag(tags, "building").is_some() {
+        return None;
+    }
+    let level_off = |k: &str| {
+        tag(tags, k).is_some_and(|v| {
+            v.split(';')
+                .any(|x| x.trim().parse::<f64>().is_ok_and(|n| n != 0.0))
+        })
+    };
+    let off_ground = level_off("layer")
+        || level_off("level")
+        || matches!(
+            tag(tags, "location"),
+            Some("underground" | "roof" | "indoor")
+        )
+        || matches!(tag(tags, "indoor"), Some(v) if v != "no")
+        || tag(tags, "tunnel").is_some_and(|v| v != "no");
+    if tag(tags, "man_made") == Some("pier") && !closed && tag(tags, "area") != Some("yes") {
+        return Some("footway");
+    }
+    if tag(tags, "bridge") == Some("movable")
+        && tag(tags, "railway").is_none()
+        && tag(tags, "waterway").is_none()
+        && tag(tags, "man_made").is_none()
+        && !closed
+    {
+        return Some("unclassified");
+    }
+    if tag(tags, "railway") == Some("platform") && !off_ground {
+        return Some("footway");
+    }
+    if tag(tags, "amenity") == Some("parking")
+        && closed
+        && matches!(tag(tags, "parking"), None | Some("surface"))
+        && !off_ground
+        && tag(tags, "access").is_none_or(|a| !matches!(a, "private" | "no"))
+    {
+        return Some("service");
+    }
+    None
+}
+
 /// Applies the rules to one way; `None` when neither a bicycle nor a pedestrian may use it.
 pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
     if tag(tags, "route") == Some("ferry") {
@@ -476,13 +528,28 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         && !PATH_CLASSES.contains(&highway)
         && !matches!(highway, "motorway" | "motorway_link")
         && !closed.contains(&highway);
-    let highway = if unknown_opened { "road" } else { highway };
+    // Walkers let onto a way no vehicle may use (`foot=yes` on a motorway, on a runway) may walk
+    // a bike along it, as OSRM reads it: a motorway in its own direction only, as the bike is
+    // pushed in the traffic's direction on its shoulder; an unknown class as a footway.
+    let foot_opened = foot_said_own(tags) == Some(Said::Yes) && !opened && !cycle_facility;
+    let walked_motorway = foot_opened && matches!(highway, "motorway" | "motorway_link");
+    let walked_unknown = foot_opened
+        && !unknown_opened
+        && !ROAD_CLASSES.contains(&highway)
+        && !PATH_CLASSES.contains(&highway)
+        && !matches!(highway, "motorway" | "motorway_link")
+        && !closed.contains(&highway);
+    let highway = if unknown_opened {
+        "road"
+    } else if walked_unknown {
+        "footway"
+    } else {
+        highway
+    };
+    let motorway = motorway || walked_motorway;
     let is_road = ROAD_CLASSES.contains(&highway) || motorway;
     if !is_road && !PATH_CLASSES.contains(&highway) {
         return None; // motorways, construction, proposed, platforms, corridors, ...
-    }
-    if tag(tags, "area") == Some("yes") && highway != "pedestrian" {
-        return None;
     }
     if matches!(tag(tags, "indoor"), Some("yes" | "corridor")) {
         return None;
@@ -538,6 +605,9 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         "trunk" | "trunk_link" if !rules.trunk_riding => BikeAccess::No,
         _ => BikeAccess::Ride,
     };
+    if walked_motorway {
+        bike = BikeAccess::Push;
+    }
     // Pushing is walking: it needs a way a pedestrian may use.
     if bike == BikeAccess::Push && !walk {
         bike = BikeAccess::No;
@@ -606,11 +676,12 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
     // Against a oneway a rider walks the bike on the pavement, where pedestrians may walk (not
     // round a roundabout, not where `sidewalk=no`); the cost of walking lets it win only where it
     // clearly saves (docs/safety-rules.md).
-    let against = if bike != BikeAccess::No && walk && !roundabout && !sidewalk_absent {
-        BikeAccess::Push
-    } else {
-        BikeAccess::No
-    };
+    let against =
+        if bike != BikeAccess::No && walk && !roundabout && !sidewalk_absent && !walked_motorway {
+            BikeAccess::Push
+        } else {
+            BikeAccess::No
+        };
     let mut bike_fwd = bike;
     let mut bike_bwd = bike;
     if oneway == 1 {
