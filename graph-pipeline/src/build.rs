@@ -252,7 +252,10 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
         // A way without a highway tag that riders use all the same is read as that highway.
         let closed = w.refs.len() > 2 && w.refs.first() == w.refs.last();
         let mut w = w;
-        if let Some(highway) = rules::highway_of_untagged(&w.tags, closed) {
+        let untagged = rules::highway_of_untagged(&w.tags, closed);
+        // An area's outline (a square, a car park) names no sidewalk beside it.
+        let outline = untagged.is_some() || tag(&w.tags, "area") == Some("yes");
+        if let Some(highway) = untagged {
             w.tags.push(("highway".into(), highway.into()));
             if closed {
                 w.tags.push(("area".into(), "yes".into()));
@@ -263,6 +266,7 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
             let reference = tag(&w.tags, "ref").unwrap_or("").to_string();
             let highway = tag(&w.tags, "highway").unwrap_or("");
             let street = !name.is_empty()
+                && !outline
                 && matches!(
                     highway.trim_end_matches("_link"),
                     "motorway"
