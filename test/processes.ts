@@ -6,20 +6,28 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../server/src/config.js';
 import { storeEnv } from './helpers.js';
 
-/** Newest (or oldest) modification time of the files under `dir` ending with `ext`. */
-function mtimes(dir: string, ext: string): number[] {
-  return (fs.readdirSync(dir, { recursive: true }) as string[])
-    .filter((f) => f.endsWith(ext))
-    .map((f) => fs.statSync(path.join(dir, f)).mtimeMs);
+/** The `.ts` files under `dir` (relative paths). */
+function sources(dir: string): string[] {
+  return (fs.readdirSync(dir, { recursive: true }) as string[]).filter(
+    (f) => f.endsWith('.ts') && !f.endsWith('.d.ts'),
+  );
 }
 
-/** Compiles the server so the processes run the current sources (skipped when the build is newer). */
+/**
+ * Compiles the server so the processes run the current sources: skipped when every source's
+ * compiled file is newer than the newest source. The suite's global set-up calls it before any
+ * test file runs; a file calling it again finds the build current.
+ */
 export function compileServer(): void {
-  const src = mtimes(path.join(PROJECT_ROOT, 'server', 'src'), '.ts');
-  const dist = fs.existsSync(path.join(PROJECT_ROOT, 'server', 'dist', 'cli.js'))
-    ? mtimes(path.join(PROJECT_ROOT, 'server', 'dist'), '.js')
-    : [];
-  if (dist.length > 0 && Math.max(...src) < Math.min(...dist)) return;
+  const src = path.join(PROJECT_ROOT, 'server', 'src');
+  const dist = path.join(PROJECT_ROOT, 'server', 'dist');
+  const files = sources(src);
+  const newest = Math.max(...files.map((f) => fs.statSync(path.join(src, f)).mtimeMs));
+  const current = files.every((f) => {
+    const out = path.join(dist, f.replace(/\.ts$/, '.js'));
+    return fs.existsSync(out) && fs.statSync(out).mtimeMs > newest;
+  });
+  if (current) return;
   const tsc = path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   const r = spawnSync(process.execPath, [tsc, '-p', path.join(PROJECT_ROOT, 'server', 'tsconfig.json')], {
     encoding: 'utf8',

@@ -1,11 +1,12 @@
 // An acknowledged report survives `kill -9`: the real server process takes a burst of 200
 // submissions and is killed part-way; every report it answered 201 for is in the database after.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../server/src/config.js';
 import { openStore } from '../../server/src/db/database.js';
 import { storeEnv, tempDir, testStore } from '../helpers.js';
+import { compileServer } from '../processes.js';
 
 let server: ChildProcess | undefined;
 const dataDir = tempDir();
@@ -35,12 +36,8 @@ function serve(): Promise<string> {
 }
 
 beforeAll(() => {
-  // The process runs the compiled server: build it from the current sources.
-  const tsc = path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const r = spawnSync(process.execPath, [tsc, '-p', path.join(PROJECT_ROOT, 'server', 'tsconfig.json')], {
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`tsc failed: ${r.stdout}${r.stderr}`);
+  // The process runs the compiled server, built from the current sources (test/global-setup.ts).
+  compileServer();
 }, 180_000);
 afterAll(() => {
   server?.kill('SIGKILL');

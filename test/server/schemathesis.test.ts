@@ -14,7 +14,7 @@ import { PROJECT_ROOT } from '../../server/src/config.js';
 import { DEFAULT_RATE_LIMITS } from '../../server/src/ratelimit.js';
 import { WEB_BUILD } from '../../server/src/routes/maps/index.js';
 import { buildGraph, SHARED_DATA, storeEnv, tempDir } from '../helpers.js';
-import { citiesLoaded } from '../processes.js';
+import { citiesLoaded, compileServer } from '../processes.js';
 
 const SCHEMATHESIS = 'schemathesis==4.32.5';
 const VENV = path.join(PROJECT_ROOT, 'build', 'schemathesis-venv');
@@ -148,9 +148,7 @@ function schemathesis(header: string, extra: string[] = []) {
 beforeAll(async () => {
   installSchemathesis();
   // The process runs the compiled server and serves the bundled map pages: build both.
-  const tsc = path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const built = run(process.execPath, [tsc, '-p', path.join(PROJECT_ROOT, 'server', 'tsconfig.json')]);
-  if (built.status !== 0) throw new Error(`tsc failed: ${built.stdout}${built.stderr}`);
+  compileServer();
   // (`npm run build` bundles the pages; bundled again only where they are missing, so that this test
   // never rewrites them under the map-page test running beside it.)
   if (!['map.html', 'route.html'].every((f) => fs.existsSync(path.join(WEB_BUILD, f)))) {

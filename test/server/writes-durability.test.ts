@@ -3,12 +3,13 @@
 // answers every acknowledged write (the profile holds the last acknowledged value or a later one in
 // flight; an acknowledged photo is the profile's photo and is served whole, the start-up sweep of
 // left-over files notwithstanding). Reports under the same kill: reports-durability.test.ts.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../server/src/config.js';
 import { storeEnv, tempDir } from '../helpers.js';
+import { compileServer } from '../processes.js';
 
 let server: ChildProcess | undefined;
 const dataDir = tempDir('quietway-kill-');
@@ -60,12 +61,8 @@ const photo = (): Buffer =>
   Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(65_536)]);
 
 beforeAll(() => {
-  // The process runs the compiled server: build it from the current sources.
-  const tsc = path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const r = spawnSync(process.execPath, [tsc, '-p', path.join(PROJECT_ROOT, 'server', 'tsconfig.json')], {
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`tsc failed: ${r.stdout}${r.stderr}`);
+  // The process runs the compiled server, built from the current sources (test/global-setup.ts).
+  compileServer();
 }, 180_000);
 afterAll(() => {
   server?.kill('SIGKILL');
