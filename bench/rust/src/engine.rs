@@ -99,7 +99,7 @@ fn bench_gr(path: &Path, pairs: usize, rows: &mut Vec<String>) -> Value {
     let t3 = Instant::now();
     let pruned = metric.prepare_queries(&cch);
     let prune_s = t3.elapsed().as_secs_f64();
-    let pruned_arcs = pruned.fw_arcs.len() + pruned.bw_arcs.len();
+    let pruned_arcs = pruned.fw_arcs.len() + pruned.bw_arcs().len();
 
     let mut rng = Rng(42);
     let queries: Vec<(u32, u32)> = (0..pairs)

@@ -217,7 +217,7 @@ impl CchQuery {
                 relax_pruned::<FW>(x, self.best, &mut self.labels, p, &p.fw_arcs);
             }
             if on_b {
-                relax_pruned::<BW>(x, self.best, &mut self.labels, p, &p.bw_arcs);
+                relax_pruned::<BW>(x, self.best, &mut self.labels, p, p.bw_arcs());
             }
         }
         self.fwd_path = fwd;

@@ -61,11 +61,7 @@ impl PrunedGraph {
         stack: &mut Vec<(u32, bool, u32)>,
     ) {
         unpack_with((k, 0), upward, out, stack, |k, up, _| {
-            let [first, second] = if up {
-                self.fw_unpack.get(k as usize)
-            } else {
-                self.bw_unpack.get(k as usize)
-            };
+            let [first, second] = self.entry(k as usize, up);
             if first & INPUT_BIT != 0 {
                 Unpacked::Input(first & !INPUT_BIT)
             } else {
