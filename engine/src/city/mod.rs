@@ -181,7 +181,9 @@ pub struct City {
     /// Arcs per way (CSR over way indices), for avoidances and reports that name OSM ways.
     way_arcs: (Vec<u32>, Vec<ArcId>),
     state: RwLock<State>,
-    queries: Mutex<Vec<CchQuery>>,
+    queries: Mutex<QueryPool>,
+    /// Signalled when a query goes back to the pool.
+    query_returned: std::sync::Condvar,
     /// Metrics with a leg's turn-backs priced (`City::without_turn_backs`): base metric, the input
     /// arcs priced with their weights, the metric; oldest first.
     #[allow(clippy::type_complexity)]
@@ -206,6 +208,26 @@ pub struct City {
     pruning: Arc<std::sync::atomic::AtomicUsize>,
     /// Seconds each step of [`City::from_graph`] took, in order (benchmarks, start-up logs).
     pub load_phases: Vec<(&'static str, f64)>,
+}
+
+/// The cycling hierarchy's queries, made as routes need them, up to [`query_limit`].
+#[derive(Default)]
+struct QueryPool {
+    free: Vec<CchQuery>,
+    made: usize,
+}
+
+/// Queries a city makes at most: one per core (`QUIETWAY_QUERIES` in the environment decides
+/// otherwise), at least two.
+fn query_limit() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("QUIETWAY_QUERIES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .max(2)
+    })
 }
 
 /// The steps of a load, timed.
@@ -466,7 +488,8 @@ impl City {
                 avoidances: BTreeMap::new(),
                 cache: HashMap::new(),
             }),
-            queries: Mutex::new(Vec::new()),
+            queries: Mutex::new(QueryPool::default()),
+            query_returned: std::sync::Condvar::new(),
             turn_back_cache: Mutex::new(Vec::new()),
             dijkstras: Mutex::new(Vec::new()),
             writer: Mutex::new(()),
