@@ -523,22 +523,17 @@ pub fn classify(tags: &Tags, rules: &CityRules) -> Option<WayProfile> {
         "emergency_bay",
     ];
     let opened = bicycle_word.is_some_and(|(s, _)| s == Said::Yes);
-    let unknown_opened = (cycle_facility || opened)
-        && !ROAD_CLASSES.contains(&highway)
+    let unknown_class = !ROAD_CLASSES.contains(&highway)
         && !PATH_CLASSES.contains(&highway)
         && !matches!(highway, "motorway" | "motorway_link")
         && !closed.contains(&highway);
+    let unknown_opened = (cycle_facility || opened) && unknown_class;
     // Walkers let onto a way no vehicle may use (`foot=yes` on a motorway, on a runway) may walk
     // a bike along it, as OSRM reads it: a motorway in its own direction only, as the bike is
     // pushed in the traffic's direction on its shoulder; an unknown class as a footway.
     let foot_opened = foot_said_own(tags) == Some(Said::Yes) && !opened && !cycle_facility;
     let walked_motorway = foot_opened && matches!(highway, "motorway" | "motorway_link");
-    let walked_unknown = foot_opened
-        && !unknown_opened
-        && !ROAD_CLASSES.contains(&highway)
-        && !PATH_CLASSES.contains(&highway)
-        && !matches!(highway, "motorway" | "motorway_link")
-        && !closed.contains(&highway);
+    let walked_unknown = foot_opened && unknown_class;
     let highway = if unknown_opened {
         "road"
     } else if walked_unknown {

@@ -233,64 +233,28 @@ fn access_rules() {
 #[test]
 fn ways_without_a_highway_tag_that_riders_use() {
     use quietway_graph_pipeline::rules::highway_of_untagged;
-    let t = |s: &str| -> Vec<(String, String)> {
-        s.split_whitespace()
-            .map(|kv| {
-                let (k, v) = kv.split_once('=').unwrap();
-                (k.to_string(), v.to_string())
-            })
-            .collect()
-    };
-    assert_eq!(
-        highway_of_untagged(&t("man_made=pier"), false),
-        Some("footway")
-    );
-    assert_eq!(
-        highway_of_untagged(&t("man_made=pier"), true),
-        None,
-        "a pier's outline"
-    );
-    assert_eq!(
-        highway_of_untagged(&t("bridge=movable"), false),
-        Some("unclassified")
-    );
-    assert_eq!(
-        highway_of_untagged(&t("bridge=movable railway=rail"), false),
-        None
-    );
-    assert_eq!(
-        highway_of_untagged(&t("railway=platform"), true),
-        Some("footway")
-    );
-    assert_eq!(
-        highway_of_untagged(&t("railway=platform level=-1"), false),
-        None
-    );
-    assert_eq!(
-        highway_of_untagged(&t("railway=platform layer=1"), false),
-        None
-    );
-    assert_eq!(
-        highway_of_untagged(&t("amenity=parking"), true),
-        Some("service")
-    );
-    assert_eq!(
-        highway_of_untagged(&t("amenity=parking parking=multi-storey"), true),
-        None
-    );
-    assert_eq!(
-        highway_of_untagged(&t("amenity=parking building=yes"), true),
-        None
-    );
-    assert_eq!(
-        highway_of_untagged(&t("amenity=parking access=private"), true),
-        None
-    );
-    assert_eq!(highway_of_untagged(&t("amenity=parking"), false), None);
-    assert_eq!(
-        highway_of_untagged(&t("highway=footway man_made=pier"), false),
-        None
-    );
+    // (tags, closed way, the highway it is read as)
+    for (t, closed, want) in [
+        ("man_made=pier", false, Some("footway")),
+        ("man_made=pier", true, None), // a pier's outline
+        ("bridge=movable", false, Some("unclassified")),
+        ("bridge=movable railway=rail", false, None),
+        ("railway=platform", true, Some("footway")),
+        ("railway=platform level=-1", false, None),
+        ("railway=platform layer=1", false, None),
+        ("amenity=parking", true, Some("service")),
+        ("amenity=parking parking=multi-storey", true, None),
+        ("amenity=parking building=yes", true, None),
+        ("amenity=parking access=private", true, None),
+        ("amenity=parking", false, None),
+        ("highway=footway man_made=pier", false, None),
+    ] {
+        assert_eq!(
+            highway_of_untagged(&tags(t), closed),
+            want,
+            "{t} closed={closed}"
+        );
+    }
     // Walkers let onto a motorway walk a bike along it, in its direction only.
     let p = nyc("highway=motorway foot=yes");
     assert_eq!(p.forward.bike(), BikeAccess::Push);

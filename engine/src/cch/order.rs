@@ -791,7 +791,7 @@ impl<'a> FlowCutter<'a> {
         self.parent[v as usize] = u32::MAX;
         self.queue.clear();
         self.queue.push(v);
-        if let Some((w, e)) = self.grow_to_meet(side) {
+        if let Some((w, e)) = self.grow(side) {
             // e runs from the source side to the sink side (see `grow_to_meet`).
             let (a, b) = if side == SOURCE {
                 (self.cell.adj[self.reverse[e as usize] as usize], w)
@@ -805,10 +805,12 @@ impl<'a> FlowCutter<'a> {
         Some(false)
     }
 
-    /// [`Self::grow`] that leaves the parent of the junction met alone (its parent towards its own
-    /// side's terminals stays readable): the junction met and the entry that reached it, as an
-    /// entry from the source side to the sink side.
-    fn grow_to_meet(&mut self, side: u8) -> Option<(u32, u32)> {
+    /// Breadth-first growth of `side`'s reachable set from the queue (already marked), over
+    /// residual capacity (forwards from sources, backwards into sinks), until it meets the other
+    /// side: the junction met and the entry that reached it, an entry from the source side to the
+    /// sink side. The junction met keeps its parent towards its own side's terminals, so the
+    /// augmenting path is read from both sides' parents.
+    fn grow(&mut self, side: u8) -> Option<(u32, u32)> {
         let cell = self.cell;
         let mut head = 0;
         while head < self.queue.len() {
@@ -839,8 +841,8 @@ impl<'a> FlowCutter<'a> {
 
     /// Augments along the residual path from a source terminal to `a` (parents: the entry into
     /// each junction), then `link` (from `a` to `b`), then from `b` to a sink terminal (parents:
-    /// the entry out of each junction towards the sinks). A missing end is the other end itself, a
-    /// terminal of that side.
+    /// the entry out of each junction towards the sinks). A missing end is a terminal of its side:
+    /// the other end itself, or the far end of `link`.
     fn augment_met(&mut self, a: Option<u32>, link: Option<u32>, b: Option<u32>) {
         let cell = self.cell;
         let (reverse, parent) = (self.reverse, &self.parent);
@@ -873,39 +875,6 @@ impl<'a> FlowCutter<'a> {
         self.flow_value += bottleneck as usize;
     }
 
-    /// Breadth-first growth of `side`'s reachable set from the queue (already marked), over
-    /// residual capacity (forwards from sources, backwards into sinks). Returns a junction of the
-    /// other side met, its parent entry set.
-    fn grow(&mut self, side: u8) -> Option<u32> {
-        let cell = self.cell;
-        let mut head = 0;
-        while head < self.queue.len() {
-            let v = self.queue[head];
-            head += 1;
-            for i in cell.first[v as usize]..cell.first[v as usize + 1] {
-                let w = cell.adj[i as usize];
-                // The entry that carries flow in this side's direction: v → w, or w → v.
-                let e = if side == SOURCE {
-                    i
-                } else {
-                    self.reverse[i as usize]
-                };
-                if self.flow[e as usize] >= self.capacity[e as usize]
-                    || self.reach[w as usize] == side
-                {
-                    continue;
-                }
-                self.parent[w as usize] = e;
-                if self.reach[w as usize] != NONE {
-                    return Some(w);
-                }
-                self.reach[w as usize] = side;
-                self.queue.push(w);
-            }
-        }
-        None
-    }
-
     /// Augments along breadth-first paths from the sources to the sinks until none is left, then
     /// marks both reachable sets.
     fn max_flow(&mut self) {
@@ -925,24 +894,12 @@ impl<'a> FlowCutter<'a> {
                     _ => {}
                 }
             }
-            let Some(t) = self.grow(SOURCE) else { break };
-            // t is a sink terminal: the path back to a source along parent entries.
-            let tail = |e: u32| cell.adj[self.reverse[e as usize] as usize];
-            let mut bottleneck = i32::MAX;
-            let mut u = t;
-            while self.parent[u as usize] != u32::MAX {
-                let e = self.parent[u as usize];
-                bottleneck = bottleneck.min(self.capacity[e as usize] - self.flow[e as usize]);
-                u = tail(e);
-            }
-            let mut u = t;
-            while self.parent[u as usize] != u32::MAX {
-                let e = self.parent[u as usize];
-                self.flow[e as usize] += bottleneck;
-                self.flow[self.reverse[e as usize] as usize] -= bottleneck;
-                u = tail(e);
-            }
-            self.flow_value += bottleneck as usize;
+            // Only the sink terminals are marked on the sink side: the path ends at the one met.
+            let Some((_, e)) = self.grow(SOURCE) else {
+                break;
+            };
+            let from = cell.adj[self.reverse[e as usize] as usize];
+            self.augment_met(Some(from), Some(e), None);
         }
         self.sizes[0] = self.queue.len();
         self.queue.clear();
