@@ -322,6 +322,12 @@ fn walking_routes_between_snapped_points_are_shortest() {
     let g = &city.graph;
     let metric = city.metric(MetricKind::Walking, None);
     assert!(metric.on_junctions);
+    // The same both ways, its query graph is stored once and read as its own mirror the other way
+    // (the routes below unpack through it).
+    assert!(
+        metric.hierarchy.pruned.get().is_some_and(|p| p.mirrored),
+        "walking's query graph is kept for both ways"
+    );
     let w = &metric.arc_weights;
     let part = |x: Weight, f: f64| (x as f64 * f.clamp(0.0, 1.0)).round() as Weight;
     let mut checked = 0;
