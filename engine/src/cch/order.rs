@@ -34,14 +34,114 @@ pub fn edge_pairs(tails: &[NodeId], heads: &[NodeId]) -> Vec<(u32, u32)> {
 }
 
 /// Nested-dissection order of any undirected graph with node coordinates.
+///
+/// Nodes of degree one and two go first, and the dissection cuts the *core* that is left: a tree
+/// hanging off the graph is eliminated from its leaves up, which adds no arc, and a chain of nodes
+/// of degree two between two core nodes from one end to the other, which adds the one arc between
+/// its ends that the core then carries as an edge. So every separator of the core separates the
+/// whole graph, and cuts are found on the core alone (about three in five of a city's junctions
+/// for walking).
 pub fn order_for(n: usize, edges: &mut Vec<(u32, u32)>, coords: &[[f64; 2]]) -> Vec<NodeId> {
     edges.sort_unstable();
     edges.dedup();
-    let cell = Cell::from_edges(n, edges, (0..n as u32).collect(), coords);
+    let all = Cell::from_edges(n, edges, (0..n as u32).collect(), coords);
     let mut order = Vec::with_capacity(n);
+    let (core, core_edges) = fold_trees_and_chains(&all, &mut order);
+    drop(all);
+    let local = |v: u32| core.binary_search(&v).expect("a core node") as u32;
+    let core_edges: Vec<(u32, u32)> = core_edges
+        .iter()
+        .map(|&(a, b)| (local(a), local(b)))
+        .collect();
+    let cell = Cell::from_edges(core.len(), &core_edges, core, coords);
     dissect(cell, &mut order);
     debug_assert_eq!(order.len(), n);
     order
+}
+
+/// Emits the nodes of `cell`'s trees (leaves first) and of its chains of degree-two nodes (from
+/// one end), and returns the core left (ascending ids) with its edges: those between core nodes
+/// and one for each chain between two distinct core nodes (sorted, deduplicated). A ring of
+/// degree-two nodes keeps one node in the core.
+fn fold_trees_and_chains(cell: &Cell, order: &mut Vec<NodeId>) -> (Vec<u32>, Vec<(u32, u32)>) {
+    let n = cell.n();
+    let mut deg: Vec<u32> = (0..n as u32)
+        .map(|v| cell.neighbors(v).len() as u32)
+        .collect();
+    let mut removed = vec![false; n];
+    let mut queue: Vec<u32> = (0..n as u32).filter(|&v| deg[v as usize] == 1).collect();
+    while let Some(v) = queue.pop() {
+        if removed[v as usize] || deg[v as usize] != 1 {
+            continue;
+        }
+        removed[v as usize] = true;
+        order.push(v);
+        let u = *cell
+            .neighbors(v)
+            .iter()
+            .find(|&&u| !removed[u as usize])
+            .expect("a node of degree one has a neighbour");
+        deg[u as usize] -= 1;
+        if deg[u as usize] == 1 {
+            queue.push(u);
+        }
+    }
+    let mut is_core: Vec<bool> = (0..n).map(|v| !removed[v] && deg[v] != 2).collect();
+    let mut edges = Vec::new();
+    let next = |v: u32, prev: u32| {
+        *cell
+            .neighbors(v)
+            .iter()
+            .find(|&&w| !removed[w as usize] && w != prev)
+            .expect("a chain node has two neighbours")
+    };
+    let walk_from =
+        |u: u32, is_core: &[bool], order: &mut Vec<NodeId>, edges: &mut Vec<(u32, u32)>| {
+            for &x in cell.neighbors(u) {
+                if removed[x as usize] {
+                    continue;
+                }
+                let (mut prev, mut cur) = (u, x);
+                let start = order.len();
+                while !is_core[cur as usize] {
+                    order.push(cur);
+                    (prev, cur) = (cur, next(cur, prev));
+                }
+                // Met from both ends: kept from the lower end, or for a chain back to u, from the
+                // lower of its two first nodes.
+                let keep = if cur != u {
+                    u < cur
+                } else {
+                    order.len() > start && order[start] < order[order.len() - 1]
+                };
+                if !keep {
+                    order.truncate(start);
+                } else if cur != u {
+                    edges.push((u, cur));
+                }
+            }
+        };
+    for u in 0..n as u32 {
+        if is_core[u as usize] {
+            walk_from(u, &is_core, order, &mut edges);
+        }
+    }
+    let mut placed = vec![false; n];
+    order.iter().for_each(|&v| placed[v as usize] = true);
+    for v in 0..n as u32 {
+        if !removed[v as usize] && !is_core[v as usize] && !placed[v as usize] {
+            is_core[v as usize] = true;
+            let start = order.len();
+            walk_from(v, &is_core, order, &mut edges);
+            order[start..]
+                .iter()
+                .for_each(|&w| placed[w as usize] = true);
+        }
+    }
+    edges.sort_unstable();
+    edges.dedup();
+    let core = (0..n as u32).filter(|&v| is_core[v as usize]).collect();
+    (core, edges)
 }
 
 /// Nested-dissection order of a graph without coordinates (benchmark graphs in arc-list form):
@@ -430,69 +530,322 @@ pub fn order_line_graph(
     node_pair: &[(u32, u32)],
     line_degree: &[u32],
 ) -> Vec<u32> {
-    // Line-graph nodes grouped by base edge (loops included as (v, v)).
-    let mut by_pair: Vec<u32> = (0..node_pair.len() as u32).collect();
-    by_pair.sort_unstable_by_key(|&x| node_pair[x as usize]);
-    let mut pairs: Vec<(u32, u32)> = Vec::new();
-    let mut pair_first: Vec<u32> = Vec::new();
-    for (i, &x) in by_pair.iter().enumerate() {
-        let p = node_pair[x as usize];
-        if pairs.last() != Some(&p) {
-            pairs.push(p);
-            pair_first.push(i as u32);
-        }
-    }
-    pair_first.push(by_pair.len() as u32);
-    let lookup = LineNodes {
-        pairs,
-        pair_first,
-        by_pair,
-        line_degree,
-    };
-    let mut edges: Vec<(u32, u32)> = lookup
-        .pairs
-        .iter()
-        .copied()
-        .filter(|(a, b)| a != b)
-        .collect();
-    edges.dedup();
-    let cell = Cell::from_edges(base_n, &edges, (0..base_n as u32).collect(), coords);
+    let lines = LineNodes::new(base_n, node_pair, line_degree);
     let mut order = Vec::with_capacity(node_pair.len());
-    dissect_edges(cell, &lookup, &mut order);
+    let cell = Cell::from_edges(
+        lines.core.len(),
+        &lines.core_edges(),
+        lines.core.clone(),
+        coords,
+    );
+    dissect_edges(cell, &lines, Vec::new(), &mut order);
     debug_assert_eq!(order.len(), node_pair.len());
     order
 }
 
+/// The junction graph the edge-cut dissection cuts, with its trees and chains folded away. A
+/// junction with one neighbour left (a dead end, a spur, a driveway stub) can never take part in a
+/// cut worth making: it is removed, and its edges' routing nodes hang on the junction it leads to,
+/// ordered with that junction. A junction with two neighbours (a way split between crossings, a
+/// signal mid-block) lies on a chain between two *core* junctions, which the cells see as one
+/// edge whose capacity is the chain's narrowest piece: where the cutter cuts that edge, the chain
+/// is cut at its narrowest piece and its other pieces go with the side they lie on. Every cut on
+/// the core is a cut of the whole graph of the same capacity, and the core is about half the
+/// junctions a bicycle can use.
 struct LineNodes<'a> {
+    /// Core junctions (base ids, ascending).
+    core: Vec<u32>,
+    /// Core pairs (low, high base id), sorted, each with its bundles `pair_first[i]..pair_first[i+1]`.
     pairs: Vec<(u32, u32)>,
     pair_first: Vec<u32>,
-    by_pair: Vec<u32>,
+    /// A bundle: the pieces `bundle_first[b]..bundle_first[b+1]`, from the pair's low end; even
+    /// pieces are the routing nodes of the edges between two consecutive junctions of the chain, odd
+    /// ones what hangs on the chain's junction between them.
+    bundle_first: Vec<u32>,
+    /// A piece: `piece_first[p]..piece_first[p+1]` in `nodes`.
+    piece_first: Vec<u32>,
+    nodes: Vec<u32>,
+    /// What a core junction carries with it (its loops, its trees, loops of chains back to it):
+    /// `at_first[v]..at_first[v+1]` in `at_nodes`, by base id.
+    at_first: Vec<u32>,
+    at_nodes: Vec<u32>,
     line_degree: &'a [u32],
 }
 
-impl LineNodes<'_> {
-    /// The line-graph nodes of base edge (a, b), a ≤ b.
-    fn of(&self, a: u32, b: u32) -> &[u32] {
-        match self.pairs.binary_search(&(a.min(b), a.max(b))) {
-            Ok(i) => &self.by_pair[self.pair_first[i] as usize..self.pair_first[i + 1] as usize],
-            Err(_) => &[],
+impl<'a> LineNodes<'a> {
+    fn new(base_n: usize, node_pair: &[(u32, u32)], line_degree: &'a [u32]) -> LineNodes<'a> {
+        // Line-graph nodes grouped by base edge (loops included as (v, v)).
+        let mut by_pair: Vec<u32> = (0..node_pair.len() as u32).collect();
+        by_pair.sort_unstable_by_key(|&x| node_pair[x as usize]);
+        let mut base_pairs: Vec<(u32, u32)> = Vec::new();
+        let mut base_first: Vec<u32> = Vec::new();
+        for (i, &x) in by_pair.iter().enumerate() {
+            let p = node_pair[x as usize];
+            if base_pairs.last() != Some(&p) {
+                base_pairs.push(p);
+                base_first.push(i as u32);
+            }
+        }
+        base_first.push(by_pair.len() as u32);
+        let of = |i: usize| &by_pair[base_first[i] as usize..base_first[i + 1] as usize];
+        // Adjacency by distinct neighbour: (neighbour, base pair index).
+        let mut deg = vec![0u32; base_n];
+        for &(a, b) in &base_pairs {
+            if a != b {
+                deg[a as usize] += 1;
+                deg[b as usize] += 1;
+            }
+        }
+        let mut first = vec![0u32; base_n + 1];
+        for v in 0..base_n {
+            first[v + 1] = first[v] + deg[v];
+        }
+        let mut pos = first.clone();
+        let mut adj = vec![(0u32, 0u32); first[base_n] as usize];
+        let mut hang: Vec<Vec<u32>> = vec![Vec::new(); base_n];
+        for (i, &(a, b)) in base_pairs.iter().enumerate() {
+            if a == b {
+                hang[a as usize].extend_from_slice(of(i));
+                continue;
+            }
+            adj[pos[a as usize] as usize] = (b, i as u32);
+            pos[a as usize] += 1;
+            adj[pos[b as usize] as usize] = (a, i as u32);
+            pos[b as usize] += 1;
+        }
+        let neighbours = |v: u32| &adj[first[v as usize] as usize..first[v as usize + 1] as usize];
+
+        // Trees: peel junctions of one neighbour into the junction they lead to.
+        let mut removed = vec![false; base_n];
+        let mut queue: Vec<u32> = (0..base_n as u32)
+            .filter(|&v| deg[v as usize] == 1)
+            .collect();
+        while let Some(v) = queue.pop() {
+            if removed[v as usize] || deg[v as usize] != 1 {
+                continue;
+            }
+            let &(u, i) = neighbours(v)
+                .iter()
+                .find(|(u, _)| !removed[*u as usize])
+                .expect("a junction of degree one has a neighbour");
+            removed[v as usize] = true;
+            let mut carried = std::mem::take(&mut hang[v as usize]);
+            carried.extend_from_slice(of(i as usize));
+            hang[u as usize].extend(carried);
+            deg[u as usize] -= 1;
+            if deg[u as usize] == 1 {
+                queue.push(u);
+            }
+        }
+
+        // Chains: from each core junction along each of its remaining edges to the next core one.
+        let mut is_core: Vec<bool> = (0..base_n).map(|v| !removed[v] && deg[v] != 2).collect();
+        let mut visited = vec![false; base_n];
+        // (low, high, pieces from low): pieces as lists of line nodes.
+        let mut chains: Vec<(u32, u32, Vec<Vec<u32>>)> = Vec::new();
+        let walk = |u: u32,
+                    is_core: &Vec<bool>,
+                    visited: &mut Vec<bool>,
+                    hang: &mut Vec<Vec<u32>>,
+                    chains: &mut Vec<(u32, u32, Vec<Vec<u32>>)>| {
+            for &(x, i) in neighbours(u) {
+                if removed[x as usize] {
+                    continue;
+                }
+                let mut pieces = vec![of(i as usize).to_vec()];
+                let (mut prev, mut cur) = (u, x);
+                let mut interior = Vec::new();
+                while !is_core[cur as usize] {
+                    interior.push(cur);
+                    let &(next, j) = neighbours(cur)
+                        .iter()
+                        .find(|(w, _)| !removed[*w as usize] && *w != prev)
+                        .expect("a chain junction has two neighbours");
+                    pieces.push(std::mem::take(&mut hang[cur as usize]));
+                    pieces.push(of(j as usize).to_vec());
+                    (prev, cur) = (cur, next);
+                }
+                let w = cur;
+                // Each chain is met from both ends: taken from its lower end (or, back to where it
+                // started, from its lower first junction), given back for the other.
+                let keep = match (interior.first(), interior.last()) {
+                    _ if u != w => u < w,
+                    (Some(f), Some(l)) => f < l,
+                    _ => u <= w,
+                };
+                if !keep {
+                    // Undo: the other end's walk takes it (the hangs were taken, so put them back).
+                    for (k, &c) in interior.iter().enumerate() {
+                        hang[c as usize] = std::mem::take(&mut pieces[2 * k + 1]);
+                    }
+                    continue;
+                }
+                for &c in &interior {
+                    visited[c as usize] = true;
+                }
+                chains.push((u, w, pieces));
+            }
+        };
+        for u in 0..base_n as u32 {
+            if is_core[u as usize] {
+                walk(u, &is_core, &mut visited, &mut hang, &mut chains);
+            }
+        }
+        // Rings of chain junctions alone: one of each becomes core.
+        for v in 0..base_n as u32 {
+            if !removed[v as usize] && !is_core[v as usize] && !visited[v as usize] {
+                is_core[v as usize] = true;
+                walk(v, &is_core, &mut visited, &mut hang, &mut chains);
+            }
+        }
+        // Chains back to their start hang on it whole.
+        chains.retain_mut(|(u, w, pieces)| {
+            if u != w {
+                return true;
+            }
+            let h = &mut hang[*u as usize];
+            pieces.iter().for_each(|p| h.extend_from_slice(p));
+            false
+        });
+        chains.sort_by_key(|c| (c.0, c.1));
+
+        let core: Vec<u32> = (0..base_n as u32)
+            .filter(|&v| is_core[v as usize])
+            .collect();
+        let mut at_first = Vec::with_capacity(base_n + 1);
+        let mut at_nodes = Vec::new();
+        at_first.push(0);
+        for v in 0..base_n {
+            if is_core[v] {
+                at_nodes.extend_from_slice(&hang[v]);
+            }
+            at_first.push(at_nodes.len() as u32);
+        }
+        drop(hang);
+        let (mut pairs, mut pair_first, mut bundle_first, mut piece_first, mut nodes) =
+            (Vec::new(), Vec::new(), Vec::new(), vec![0u32], Vec::new());
+        for (u, w, pieces) in chains {
+            if pairs.last() != Some(&(u, w)) {
+                pairs.push((u, w));
+                pair_first.push(bundle_first.len() as u32);
+            }
+            bundle_first.push(piece_first.len() as u32 - 1);
+            for p in pieces {
+                nodes.extend(p);
+                piece_first.push(nodes.len() as u32);
+            }
+        }
+        pair_first.push(bundle_first.len() as u32);
+        bundle_first.push(piece_first.len() as u32 - 1);
+        LineNodes {
+            core,
+            pairs,
+            pair_first,
+            bundle_first,
+            piece_first,
+            nodes,
+            at_first,
+            at_nodes,
+            line_degree,
+        }
+    }
+
+    /// The core's edges in core-local ids (`core` is ascending).
+    fn core_edges(&self) -> Vec<(u32, u32)> {
+        let local = |v: u32| self.core.binary_search(&v).expect("a core junction") as u32;
+        self.pairs
+            .iter()
+            .map(|&(a, b)| (local(a), local(b)))
+            .collect()
+    }
+
+    /// What core junction `v` carries.
+    fn at(&self, v: u32) -> &[u32] {
+        &self.at_nodes[self.at_first[v as usize] as usize..self.at_first[v as usize + 1] as usize]
+    }
+
+    fn piece(&self, p: u32) -> &[u32] {
+        &self.nodes
+            [self.piece_first[p as usize] as usize..self.piece_first[p as usize + 1] as usize]
+    }
+
+    /// The bundles of core pair (a, b), a ≠ b, as piece ranges.
+    fn bundles(&self, a: u32, b: u32) -> impl Iterator<Item = std::ops::Range<u32>> + '_ {
+        let range = match self.pairs.binary_search(&(a.min(b), a.max(b))) {
+            Ok(i) => self.pair_first[i]..self.pair_first[i + 1],
+            Err(_) => 0..0,
+        };
+        range.map(|k| self.bundle_first[k as usize]..self.bundle_first[k as usize + 1])
+    }
+
+    /// Every routing node of the edges and chains between core junctions a and b.
+    fn extend_all(&self, a: u32, b: u32, out: &mut Vec<u32>) {
+        for pieces in self.bundles(a, b) {
+            for p in pieces {
+                out.extend_from_slice(self.piece(p));
+            }
+        }
+    }
+
+    /// The routing nodes cutting between a and b separates: each bundle's narrowest piece.
+    fn capacity(&self, a: u32, b: u32) -> usize {
+        self.bundles(a, b)
+            .map(|pieces| {
+                pieces
+                    .step_by(2)
+                    .map(|p| self.piece(p).len())
+                    .min()
+                    .unwrap_or(0)
+            })
+            .sum()
+    }
+
+    /// Cuts between `left` and `right`: each bundle's narrowest piece to `separator`, the pieces
+    /// before it to the side of the end they lie at.
+    fn cut(
+        &self,
+        left: u32,
+        right: u32,
+        separator: &mut Vec<u32>,
+        to_left: &mut Vec<u32>,
+        to_right: &mut Vec<u32>,
+    ) {
+        let left_is_low = left < right;
+        for pieces in self.bundles(left, right) {
+            let narrowest = pieces
+                .clone()
+                .step_by(2)
+                .min_by_key(|&p| self.piece(p).len())
+                .expect("a bundle has a piece");
+            for p in pieces {
+                let out = if p == narrowest {
+                    &mut *separator
+                } else if (p < narrowest) == left_is_low {
+                    &mut *to_left
+                } else {
+                    &mut *to_right
+                };
+                out.extend_from_slice(self.piece(p));
+            }
         }
     }
 }
 
-/// Emits the line-graph nodes of every edge inside `cell` (and of loops at its nodes), small cells by
-/// ascending line degree, large ones by recursion with the cut edges' nodes last.
-fn dissect_edges(cell: Cell, lines: &LineNodes, order: &mut Vec<u32>) {
+/// Emits the line-graph nodes of every edge inside `cell` (and what its junctions carry), `extra`
+/// first (the pieces of chains cut above that lie in this cell), small cells by ascending line
+/// degree, large ones by recursion with the cut edges' nodes last.
+fn dissect_edges(cell: Cell, lines: &LineNodes, extra: Vec<u32>, order: &mut Vec<u32>) {
+    order.extend(extra);
     let n = cell.n();
     let emit_all = |cell: &Cell, order: &mut Vec<u32>| {
         let mut xs: Vec<u32> = Vec::new();
         for v in 0..n as u32 {
             let gv = cell.global[v as usize];
-            xs.extend_from_slice(lines.of(gv, gv));
+            xs.extend_from_slice(lines.at(gv));
             for &w in cell.neighbors(v) {
                 let gw = cell.global[w as usize];
                 if gw > gv {
-                    xs.extend_from_slice(lines.of(gv, gw));
+                    lines.extend_all(gv, gw, &mut xs);
                 }
             }
         }
@@ -506,7 +859,7 @@ fn dissect_edges(cell: Cell, lines: &LineNodes, order: &mut Vec<u32>) {
     let comps = cell.components();
     if comps.len() > 1 {
         for c in comps {
-            dissect_edges(cell.sub(&c), lines, order);
+            dissect_edges(cell.sub(&c), lines, Vec::new(), order);
         }
         return;
     }
@@ -519,12 +872,13 @@ fn dissect_edges(cell: Cell, lines: &LineNodes, order: &mut Vec<u32>) {
     for &v in &left {
         side[v as usize] = true;
     }
-    let mut separator = Vec::new();
+    let (mut separator, mut to_left, mut to_right) = (Vec::new(), Vec::new(), Vec::new());
     for &v in &left {
         let gv = cell.global[v as usize];
         for &w in cell.neighbors(v) {
             if !side[w as usize] {
-                separator.extend_from_slice(lines.of(gv, cell.global[w as usize]));
+                let gw = cell.global[w as usize];
+                lines.cut(gv, gw, &mut separator, &mut to_left, &mut to_right);
             }
         }
     }
@@ -532,14 +886,14 @@ fn dissect_edges(cell: Cell, lines: &LineNodes, order: &mut Vec<u32>) {
     if n >= PARALLEL_SIZE / 4 {
         let (mut lo, mut ro) = (Vec::new(), Vec::new());
         rayon::join(
-            || dissect_edges(lc, lines, &mut lo),
-            || dissect_edges(rc, lines, &mut ro),
+            || dissect_edges(lc, lines, to_left, &mut lo),
+            || dissect_edges(rc, lines, to_right, &mut ro),
         );
         order.extend(lo);
         order.extend(ro);
     } else {
-        dissect_edges(lc, lines, order);
-        dissect_edges(rc, lines, order);
+        dissect_edges(lc, lines, to_left, order);
+        dissect_edges(rc, lines, to_right, order);
     }
     separator.sort_by_key(|&x| lines.line_degree[x as usize]);
     order.extend(separator);
@@ -572,7 +926,7 @@ fn inertial_edge_cut(cell: &Cell, lines: &LineNodes) -> (Vec<u32>, Vec<u32>) {
         .flat_map(|v| cell.neighbors(v).iter().map(move |&w| (v, w)))
         .map(|(v, w)| {
             let (gv, gw) = (cell.global[v as usize], cell.global[w as usize]);
-            lines.of(gv, gw).len().max(1) as i32
+            lines.capacity(gv, gw).max(1) as i32
         })
         .collect();
     // Each entry's reverse, found once for the cell's four directions and both runs of each.
