@@ -24,3 +24,14 @@ pub use graph::{format, turns};
 pub use guidance::words;
 /// Avoidance windows, likewise.
 pub use metric::avoid;
+
+/// Gives memory the allocator holds freed back to the system (glibc's `malloc_trim`, every
+/// thread's arena): after a large step whose memory the next one does not reuse, so that the
+/// process's peak is what it uses at once, not what it used in turn.
+pub fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

@@ -2,7 +2,7 @@
 
 use quietway_engine::graph::SafetyClass;
 use quietway_graph_pipeline::build::{BuildInput, build};
-use quietway_graph_pipeline::city::{load_cities, read_boundary};
+use quietway_graph_pipeline::city::{CityConfig, load_cities, read_boundary};
 use quietway_graph_pipeline::dem::{Dem, DemSet};
 use quietway_graph_pipeline::places;
 use quietway_graph_pipeline::progress::{Progress, peak_memory_bytes};
@@ -180,8 +180,35 @@ fn run() -> Result<(), String> {
         print_place_report(&places);
         return Ok(());
     }
+    // The place index reads the extracts on its own and needs nothing of the graph: it is built on
+    // a thread of its own beside the graph's first phases, which keep one core busy of two.
+    let city_name = city.name.clone();
+    let place_areas = areas.clone();
+    let quiet = Progress::new(true);
+    std::thread::scope(|scope| {
+        let places = scope.spawn(|| {
+            let built = build_place_index(&args, &city_id, &city_name, &place_areas, &quiet);
+            // Its thread's arena is not the graph's: what it freed goes back now, not at the
+            // hierarchy's trim, or the graph's next steps peak on top of it.
+            quietway_engine::give_back_freed_memory();
+            built
+        });
+        build_graph_beside(&args, &city_id, city, dem, areas, &progress, places)
+    })
+}
+
+/// The graph, while `places` builds the place index beside it; then both reports.
+fn build_graph_beside(
+    args: &Args,
+    city_id: &str,
+    city: CityConfig,
+    dem: Option<DemSet>,
+    areas: Vec<quietway_engine::graph::CoverageArea>,
+    progress: &Progress,
+    places: std::thread::ScopedJoinHandle<'_, Result<PlaceIndexBuilt, String>>,
+) -> Result<(), String> {
     let input = BuildInput {
-        city_id: city_id.clone(),
+        city_id: city_id.to_string(),
         city,
         sources: args.osm.iter().map(|p| p.display().to_string()).collect(),
         osm: args.osm.clone(),
@@ -189,7 +216,7 @@ fn run() -> Result<(), String> {
         areas,
         min_component_nodes: args.min_island_nodes,
     };
-    let (mut graph, report) = build(&input, &progress)?;
+    let (mut graph, report) = build(&input, progress)?;
 
     let turns = quietway_engine::turns::TurnGraph::new(
         &graph,
@@ -231,7 +258,12 @@ fn run() -> Result<(), String> {
     let version = quietway_engine::format::read_file(&path)
         .map_err(|e| e.to_string())?
         .1;
-    let places = build_place_index(&args, &city_id, &input.city.name, &input.areas, &progress)?;
+    if !places.is_finished() {
+        progress.phase("place index (built beside the graph)", 0);
+    }
+    let places = places
+        .join()
+        .map_err(|_| "the place index's thread panicked".to_string())??;
     progress.finish_phase();
 
     let seconds = progress.elapsed_s();

@@ -690,11 +690,7 @@ pub fn store_cycling_hierarchy(g: &mut CityGraph) {
     // The pipeline's earlier steps leave much memory freed but held by the allocator, and the
     // hierarchy's large arrays are mapped afresh rather than taken from it: given back first, the
     // build of the 4 × 4 tiling peaks at less than the hierarchy alone would add.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory to the system.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    crate::give_back_freed_memory();
     g.turn_back_pairs = crate::graph::turns::turn_back_pairs(g);
     let turns = TurnGraph::new(g, &crate::graph::turns::stored_restrictions(g));
     let usable = crate::metric::cycling_can_use(g, &turns);
