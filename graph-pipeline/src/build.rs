@@ -241,27 +241,37 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
     let mut parking_ways: Vec<RawWay> = Vec::new();
     // Signed cycle routes: lcn/rcn/ncn/icn way tags here, relation names below.
     let mut way_routes: HashMap<i64, BTreeSet<String>> = HashMap::new();
-    for w in raw_ways {
-        if osm::is_parking_node(&w.tags) && tag(&w.tags, "highway").is_none() {
-            parking_ways.push(w);
-            continue;
-        }
-        if w.refs.len() < 2 {
-            continue;
-        }
-        // A way without a highway tag that riders use all the same is read as that highway.
-        let closed = w.refs.len() > 2 && w.refs.first() == w.refs.last();
-        let mut w = w;
-        let untagged = rules::highway_of_untagged(&w.tags, closed);
-        // An area's outline (a square, a car park) names no sidewalk beside it.
-        let outline = untagged.is_some() || tag(&w.tags, "area") == Some("yes");
-        if let Some(highway) = untagged {
-            w.tags.push(("highway".into(), highway.into()));
-            if closed {
-                w.tags.push(("area".into(), "yes".into()));
+    // Each way is classified on its own (on the thread pool), then sorted into the lists in order.
+    enum Read {
+        Parking(RawWay),
+        Kept(KeptWay, Vec<String>),
+        Skipped,
+    }
+    use rayon::prelude::*;
+    let read: Vec<Read> = raw_ways
+        .into_par_iter()
+        .map(|w| {
+            if osm::is_parking_node(&w.tags) && tag(&w.tags, "highway").is_none() {
+                return Read::Parking(w);
             }
-        }
-        if let Some(profile) = rules::classify(&w.tags, &rules_cfg) {
+            if w.refs.len() < 2 {
+                return Read::Skipped;
+            }
+            // A way without a highway tag that riders use all the same is read as that highway.
+            let closed = w.refs.len() > 2 && w.refs.first() == w.refs.last();
+            let mut w = w;
+            let untagged = rules::highway_of_untagged(&w.tags, closed);
+            // An area's outline (a square, a car park) names no sidewalk beside it.
+            let outline = untagged.is_some() || tag(&w.tags, "area") == Some("yes");
+            if let Some(highway) = untagged {
+                w.tags.push(("highway".into(), highway.into()));
+                if closed {
+                    w.tags.push(("area".into(), "yes".into()));
+                }
+            }
+            let Some(profile) = rules::classify(&w.tags, &rules_cfg) else {
+                return Read::Skipped;
+            };
             let name = tag(&w.tags, "name").unwrap_or("").to_string();
             let reference = tag(&w.tags, "ref").unwrap_or("").to_string();
             let highway = tag(&w.tags, "highway").unwrap_or("");
@@ -284,21 +294,33 @@ pub fn build(input: &BuildInput, progress: &Progress) -> Result<(CityGraph, Buil
                 && highway == "footway"
                 && tag(&w.tags, "footway") == Some("sidewalk");
             let routes = way_route_tag_names(&w.tags);
-            if !routes.is_empty() {
-                way_routes.entry(w.id).or_default().extend(routes);
+            Read::Kept(
+                KeptWay {
+                    id: w.id,
+                    duration_s: rules::ferry_duration_s(&w.tags)
+                        .filter(|_| profile.flags & way_flags::FERRY != 0),
+                    refs: w.refs,
+                    profile,
+                    name,
+                    reference,
+                    street,
+                    unnamed_sidewalk,
+                    name_beside: false,
+                },
+                routes,
+            )
+        })
+        .collect();
+    for r in read {
+        match r {
+            Read::Parking(w) => parking_ways.push(w),
+            Read::Kept(w, routes) => {
+                if !routes.is_empty() {
+                    way_routes.entry(w.id).or_default().extend(routes);
+                }
+                ways.push(w);
             }
-            ways.push(KeptWay {
-                id: w.id,
-                duration_s: rules::ferry_duration_s(&w.tags)
-                    .filter(|_| profile.flags & way_flags::FERRY != 0),
-                refs: w.refs,
-                profile,
-                name,
-                reference,
-                street,
-                unnamed_sidewalk,
-                name_beside: false,
-            });
+            Read::Skipped => {}
         }
     }
     if ways.is_empty() {

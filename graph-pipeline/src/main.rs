@@ -250,14 +250,15 @@ fn build_graph_beside(
     progress.phase("writing the graph", 0);
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let path = args.out.join(format!("{city_id}.qwg"));
+    // What a load checks of the graph, checked before it is written (with its hierarchy now).
+    graph.validate()?;
     quietway_engine::format::write_file(&graph, &path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    // The graph is on disk: its memory goes before it is read back (checked whole, and its
-    // version read) and before the place index reads the extracts again.
+    // The graph is on disk: its memory goes back before the file is read back, its checksum
+    // streamed from disk rather than the file parsed whole beside a copy of it.
     drop(graph);
-    let version = quietway_engine::format::read_file(&path)
-        .map_err(|e| e.to_string())?
-        .1;
+    quietway_engine::give_back_freed_memory();
+    let version = quietway_engine::format::check_file(&path).map_err(|e| e.to_string())?;
     if !places.is_finished() {
         progress.phase("place index (built beside the graph)", 0);
     }

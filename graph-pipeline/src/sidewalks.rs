@@ -56,8 +56,9 @@ pub fn street_names_beside(
             }
         }
     }
+    use rayon::prelude::*;
     sidewalks
-        .iter()
+        .par_iter()
         .map(|points| {
             let mut votes: HashMap<&str, f64> = HashMap::new();
             let mut total = 0.0;

@@ -285,6 +285,26 @@ fn the_stored_cycling_hierarchy_routes_as_one_built_at_load() {
     assert!(ok, "{out}{err}");
     let (graph, version) = quietway_engine::format::read_file(&d.join("nyc.qwg")).unwrap();
     assert!(!graph.cycling_cch_up_head.is_empty() && graph.cycling_cch_usable.len() == 1);
+    // The pipeline reads back what it wrote by its checksum, streamed (`check_file`), not parsed:
+    // the version it prints is the one a load reads, and a damaged or cut file is refused.
+    let file = d.join("nyc.qwg");
+    assert!(out.contains(&format!("graph_version {version}")), "{out}");
+    assert_eq!(quietway_engine::format::check_file(&file).unwrap(), version);
+    let bytes = std::fs::read(&file).unwrap();
+    let damaged = d.join("damaged.qwg");
+    let mut b = bytes.clone();
+    let mid = b.len() / 2;
+    b[mid] ^= 0x40;
+    std::fs::write(&damaged, &b).unwrap();
+    let e = quietway_engine::format::check_file(&damaged)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("checksum"), "{e}");
+    std::fs::write(&damaged, &bytes[..bytes.len() - 9]).unwrap();
+    let e = quietway_engine::format::check_file(&damaged)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("truncated"), "{e}");
     // The load phase naming `what`: how the load came by it.
     let phase_of = |c: &City, what: &str| -> String {
         c.load_phases

@@ -380,6 +380,70 @@ pub fn read_file(path: &Path) -> Result<(CityGraph, String), FormatError> {
     from_bytes(&bytes)
 }
 
+/// Checks a graph file as written without parsing it: its header, section table and checksum, the
+/// payload streamed from disk. Returns its `graph_version` (what [`read_file`] would). The pipeline
+/// reads back what it wrote this way: parsing a city's file whole would hold the file and the graph
+/// in memory at once, the build's peak.
+pub fn check_file(path: &Path) -> Result<String, FormatError> {
+    use std::io::Read;
+    let cannot =
+        |e: std::io::Error| FormatError::Invalid(format!("cannot read {}: {e}", path.display()));
+    let file_len = std::fs::metadata(path).map_err(cannot)?.len() as usize;
+    let mut f =
+        std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path).map_err(cannot)?);
+    let mut head = vec![0u8; HEADER_LEN];
+    f.read_exact(&mut head).map_err(cannot)?;
+    if &head[0..8] != MAGIC || u32_at(&head, 8) != FORMAT_VERSION {
+        return invalid("not a Quietway graph file of this format");
+    }
+    let count = u32_at(&head, 12) as usize;
+    if count > 1000 || HEADER_LEN + count * ENTRY_LEN > file_len {
+        return invalid("graph file is truncated (section table)");
+    }
+    let mut table = vec![0u8; count * ENTRY_LEN];
+    f.read_exact(&mut table).map_err(cannot)?;
+    let mut at = HEADER_LEN + table.len();
+    let (mut crc, mut arcs) = (crc32fast::Hasher::new(), 0u64);
+    let mut buf = vec![0u8; 1 << 20];
+    for i in 0..count {
+        let e = i * ENTRY_LEN;
+        let name = &table[e..e + NAME_LEN];
+        let (elem, n) = (
+            u32_at(&table, e + NAME_LEN) as u64,
+            u64_at(&table, e + NAME_LEN + 8),
+        );
+        let off = u64_at(&table, e + NAME_LEN + 16) as usize;
+        let len = elem.checked_mul(n).map(|x| x as usize);
+        let Some(len) =
+            len.filter(|&l| off >= at && off.checked_add(l).is_some_and(|end| end <= file_len))
+        else {
+            return invalid("graph file is truncated (a section)");
+        };
+        if name.split(|&c| c == 0).next() == Some(b"arc_attrs".as_slice()) {
+            arcs = n;
+        }
+        std::io::copy(&mut (&mut f).take((off - at) as u64), &mut std::io::sink())
+            .map_err(cannot)?;
+        let mut left = len;
+        while left > 0 {
+            let k = left.min(buf.len());
+            f.read_exact(&mut buf[..k]).map_err(cannot)?;
+            crc.update(&buf[..k]);
+            left -= k;
+        }
+        at = off + len;
+    }
+    let crc = crc.finalize();
+    if crc != u32_at(&head, 16) {
+        return invalid("graph file is corrupt (checksum mismatch)");
+    }
+    Ok(format!(
+        "{:08x}{:08x}",
+        crc,
+        (file_len as u32) ^ (arcs as u32)
+    ))
+}
+
 /// The `graph_version` a graph would have once written.
 pub fn graph_version(g: &CityGraph) -> Result<String, FormatError> {
     let bytes = to_bytes(g)?;
