@@ -774,7 +774,9 @@ impl Task for LoadTask {
             None => None,
         };
         let pause = HugePagesOff::new();
-        let city = City::load(self.path.as_ref(), model).map_err(|e| {
+        // With the cycling metrics of the light the city has now: a server started in the
+        // evening answers its first night route without customizing them first.
+        let city = City::load_now(self.path.as_ref(), model).map_err(|e| {
             Error::new(
                 Status::GenericFailure,
                 format!("cannot load graph {}: {e}", self.path),

@@ -59,9 +59,40 @@ pub fn multipolygon_contains(polygons: &[Vec<Vec<[f64; 2]>>], lon: f64, lat: f64
     })
 }
 
+/// The sun's altitude above the horizon in degrees at a place and a time (seconds since 1970 UTC),
+/// by the low-precision formulas of the Astronomical Almanac (within about a degree this century):
+/// enough to tell day from night at load time.
+pub fn sun_altitude_deg(lon: f64, lat: f64, unix_s: f64) -> f64 {
+    // Days since J2000.0 (2000-01-01 12:00 UTC).
+    let d = (unix_s - 946_728_000.0) / 86_400.0;
+    let g = (357.529 + 0.985_600_28 * d).to_radians();
+    let q = 280.459 + 0.985_647_36 * d;
+    let l = (q + 1.915 * g.sin() + 0.020 * (2.0 * g).sin()).to_radians();
+    let e = (23.439 - 0.000_000_36 * d).to_radians();
+    let ra = (e.cos() * l.sin()).atan2(l.cos());
+    let dec = (e.sin() * l.sin()).asin();
+    let gmst_deg = (280.460_618_37 + 360.985_647_366_29 * d).rem_euclid(360.0);
+    let hour_angle = (gmst_deg + lon).to_radians() - ra;
+    let lat = lat.to_radians();
+    (lat.sin() * dec.sin() + lat.cos() * dec.cos() * hour_angle.cos())
+        .asin()
+        .to_degrees()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sun_is_up_at_noon_and_down_at_night() {
+        // New York, 1 December 2026: about 28° at noon (12:00 EST), far below at 21:00 EST.
+        let noon = sun_altitude_deg(-74.0, 40.7, 1_796_144_400.0);
+        assert!((noon - 27.6).abs() < 1.5, "{noon}");
+        assert!(sun_altitude_deg(-74.0, 40.7, 1_796_176_800.0) < -30.0);
+        // The equator at noon on the June solstice: 90° less the sun's declination, 23.4°.
+        let solstice = sun_altitude_deg(0.0, 0.0, 1_782_043_200.0);
+        assert!((solstice - 66.6).abs() < 1.0, "{solstice}");
+    }
 
     #[test]
     fn haversine_matches_a_known_distance() {

@@ -380,3 +380,33 @@ fn the_stored_cycling_hierarchy_routes_as_one_built_at_load() {
         assert_eq!(a.legs[0].weight, b.legs[0].weight);
     }
 }
+
+/// A city loaded by night (`City::load_now` after dusk) loads SuperSafe's and Direct's night
+/// metrics, customized since the file stores the day's, and leaves the day's until asked for: the
+/// same metrics as a city loaded by day customizes on their first use.
+#[test]
+fn a_city_loaded_by_night_loads_the_night_metrics() {
+    use quietway_engine::city::City;
+    use quietway_engine::metric::MetricKind::*;
+    let d = tmp("night-load");
+    let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
+    let (ok, out, err) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        soho.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}{err}");
+    let path = d.join("nyc.qwg");
+    let night = City::load_for(&path, None, |_| [SuperSafeNight, DirectNight]).unwrap();
+    let day = City::load(&path, None).unwrap();
+    assert!(night.is_built(SuperSafeNight) && night.is_built(DirectNight));
+    assert!(!night.is_built(SuperSafeDay) && !night.is_built(DirectDay));
+    assert!(day.is_built(SuperSafeDay) && !day.is_built(SuperSafeNight));
+    for kind in [SuperSafeNight, DirectNight, SuperSafeDay] {
+        let weights = |c: &City| c.metric(kind, None).hierarchy.weights.clone();
+        assert_eq!(weights(&night), weights(&day), "{kind:?}");
+    }
+}

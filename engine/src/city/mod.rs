@@ -261,6 +261,26 @@ const CACHE_LIMIT: usize = 64;
 /// others (by night, SuperSafe's gentler weighting) are customized on first use, so a city answers
 /// sooner and holds only the metrics asked for (docs/engine.md, "At city size").
 pub const LOADED_METRICS: [MetricKind; 2] = [MetricKind::SuperSafeDay, MetricKind::DirectDay];
+/// The cycling metrics a city loads with now ([`City::load_now`]): by night, when the sun is more
+/// than 6° below the horizon at the middle of the graph (half an hour or so after sunset, when the
+/// server's requests ask for the night metrics), SuperSafe's and Direct's night metrics; else
+/// [`LOADED_METRICS`].
+pub fn metrics_for_now(g: &CityGraph) -> [MetricKind; 2] {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let n = g.node_count().max(1) as f64;
+    let (lon, lat) = (0..g.node_count() as NodeId)
+        .map(|v| g.node_lon_lat(v))
+        .fold((0.0, 0.0), |(x, y), [lon, lat]| (x + lon / n, y + lat / n));
+    if crate::geo::sun_altitude_deg(lon, lat, now) < -6.0 {
+        [MetricKind::SuperSafeNight, MetricKind::DirectNight]
+    } else {
+        LOADED_METRICS
+    }
+}
+
 /// The metrics [`City::warm`] builds once a city is loaded.
 pub const WARMED_METRICS: [MetricKind; 1] = [MetricKind::Walking];
 /// Queries on a metric after which its pruned query graph is built, budget allowing.
@@ -278,18 +298,48 @@ const PRUNED_BYTES_PER_ARC: usize = 12;
 
 impl City {
     pub fn load(path: &Path, model: Option<WeightingModel>) -> Result<City, String> {
+        City::load_for(path, model, |_| LOADED_METRICS)
+    }
+
+    /// Loads a city with the cycling metrics of the light it has now ([`metrics_for_now`]): by
+    /// night SuperSafe's and Direct's night metrics, customized as it loads, so that a server
+    /// started in the evening answers its first night route as soon as the city is loaded, not
+    /// after customizing them (and the day's, read from the file, are left until asked for).
+    pub fn load_now(path: &Path, model: Option<WeightingModel>) -> Result<City, String> {
+        City::load_for(path, model, metrics_for_now)
+    }
+
+    /// Loads a city with the cycling metrics `loaded` chooses for its graph.
+    pub fn load_for(
+        path: &Path,
+        model: Option<WeightingModel>,
+        loaded: impl FnOnce(&CityGraph) -> [MetricKind; 2],
+    ) -> Result<City, String> {
         let start = std::time::Instant::now();
         let (graph, version) = format::read_file(path).map_err(|e| e.to_string())?;
         let read_s = start.elapsed().as_secs_f64();
-        let mut city = City::from_graph(graph, version, model)?;
+        let kinds = loaded(&graph);
+        let mut city = City::from_graph_loading(graph, version, model, kinds)?;
         city.load_phases.insert(0, ("graph file read", read_s));
         Ok(city)
     }
 
     pub fn from_graph(
+        graph: CityGraph,
+        graph_version: String,
+        model: Option<WeightingModel>,
+    ) -> Result<City, String> {
+        City::from_graph_loading(graph, graph_version, model, LOADED_METRICS)
+    }
+
+    /// A city of `graph` loaded with the cycling metrics `loaded` (SuperSafe's and Direct's of one
+    /// light: a SuperSafe leg checks its detour against Direct's); the graph file stores those of
+    /// the day ([`LOADED_METRICS`]), the others are customized.
+    pub fn from_graph_loading(
         mut graph: CityGraph,
         graph_version: String,
         model: Option<WeightingModel>,
+        loaded: [MetricKind; 2],
     ) -> Result<City, String> {
         let mut phases = LoadPhases::default();
         graph.validate()?;
@@ -356,7 +406,7 @@ impl City {
                     let ((cch, how), (inputs, connected)) = rayon::join(
                         || cycling_hierarchy(cycling_order, &turns, &usable, stored),
                         || {
-                            let inputs: Vec<(MetricKind, MetricInputs)> = LOADED_METRICS
+                            let inputs: Vec<(MetricKind, MetricInputs)> = loaded
                                 .par_iter()
                                 .map(|&k| {
                                     let i = cycling_inputs(
@@ -372,7 +422,9 @@ impl City {
                                 .collect();
                             let direct = inputs
                                 .iter()
-                                .find(|(k, _)| *k == MetricKind::DirectDay)
+                                .find(|(k, _)| {
+                                    matches!(k, MetricKind::DirectDay | MetricKind::DirectNight)
+                                })
                                 .expect("Direct loads with the city");
                             let connected = well_connected_by_turns(g, &turns, &direct.1.1);
                             // Which stored metrics these inputs are (none without them).
