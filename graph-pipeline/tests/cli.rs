@@ -34,6 +34,22 @@ fn tmp(name: &str) -> std::path::PathBuf {
     d
 }
 
+/// Builds the tiny SoHo extract into a fresh folder: the folder and the run's standard output.
+fn build_soho(name: &str) -> (std::path::PathBuf, String) {
+    let d = tmp(name);
+    let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
+    let (ok, out, err) = run(&[
+        "--city",
+        "nyc",
+        "--osm",
+        soho.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}{err}");
+    (d, out)
+}
+
 #[test]
 fn missing_file() {
     let (ok, _, err) = run(&[
@@ -162,17 +178,7 @@ fn unknown_city() {
 
 #[test]
 fn a_failed_build_keeps_the_previous_graph() {
-    let d = tmp("keep");
-    let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
-    let (ok, out, _) = run(&[
-        "--city",
-        "nyc",
-        "--osm",
-        soho.to_str().unwrap(),
-        "--out",
-        d.to_str().unwrap(),
-    ]);
-    assert!(ok, "{out}");
+    let (d, out) = build_soho("keep");
     assert!(out.contains("graph_version"));
     let graph = d.join("nyc.qwg");
     let before = std::fs::read(&graph).unwrap();
@@ -272,17 +278,7 @@ fn a_custom_cities_file_needs_no_sample_extracts() {
 #[test]
 fn the_stored_cycling_hierarchy_routes_as_one_built_at_load() {
     use quietway_engine::city::{City, LOADED_METRICS, Profile, RouteRequest};
-    let d = tmp("stored-hierarchy");
-    let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
-    let (ok, out, err) = run(&[
-        "--city",
-        "nyc",
-        "--osm",
-        soho.to_str().unwrap(),
-        "--out",
-        d.to_str().unwrap(),
-    ]);
-    assert!(ok, "{out}{err}");
+    let (d, out) = build_soho("stored-hierarchy");
     let (graph, version) = quietway_engine::format::read_file(&d.join("nyc.qwg")).unwrap();
     assert!(!graph.cycling_cch_up_head.is_empty() && graph.cycling_cch_usable.len() == 1);
     // The pipeline reads back what it wrote by its checksum, streamed (`check_file`), not parsed:
@@ -388,17 +384,7 @@ fn the_stored_cycling_hierarchy_routes_as_one_built_at_load() {
 fn a_city_loaded_by_night_loads_the_night_metrics() {
     use quietway_engine::city::City;
     use quietway_engine::metric::MetricKind::*;
-    let d = tmp("night-load");
-    let soho = shared_data().join("osm/nyc-soho-tiny.osm.pbf");
-    let (ok, out, err) = run(&[
-        "--city",
-        "nyc",
-        "--osm",
-        soho.to_str().unwrap(),
-        "--out",
-        d.to_str().unwrap(),
-    ]);
-    assert!(ok, "{out}{err}");
+    let (d, _) = build_soho("night-load");
     let path = d.join("nyc.qwg");
     let night = City::load_for(&path, None, |_| [SuperSafeNight, DirectNight]).unwrap();
     let day = City::load(&path, None).unwrap();
