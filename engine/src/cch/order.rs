@@ -59,88 +59,111 @@ pub fn order_for(n: usize, edges: &mut Vec<(u32, u32)>, coords: &[[f64; 2]]) -> 
     order
 }
 
-/// Emits the nodes of `cell`'s trees (leaves first) and of its chains of degree-two nodes (from
-/// one end), and returns the core left (ascending ids) with its edges: those between core nodes
-/// and one for each chain between two distinct core nodes (sorted, deduplicated). A ring of
-/// degree-two nodes keeps one node in the core.
-fn fold_trees_and_chains(cell: &Cell, order: &mut Vec<NodeId>) -> (Vec<u32>, Vec<(u32, u32)>) {
-    let n = cell.n();
-    let mut deg: Vec<u32> = (0..n as u32)
-        .map(|v| cell.neighbors(v).len() as u32)
-        .collect();
+/// A graph's trees and chains, folded away before it is cut ([`fold`]).
+struct Folded {
+    /// The nodes peeled as trees, leaves first: (node, the node it hung on, the edge between).
+    peeled: Vec<(u32, u32, u32)>,
+    /// Chains of degree-two nodes between core nodes, each once: (lower end, other end, the
+    /// nodes between from the first end, the edges from the first end: one more than nodes). A
+    /// chain back to its start has the same two ends.
+    chains: Vec<(u32, u32, Vec<u32>, Vec<u32>)>,
+    is_core: Vec<bool>,
+}
+
+/// Folds a graph of `n` nodes, given each node's distinct neighbours with an id of the edge to
+/// each: peels nodes of one neighbour (trees) from the leaves up, then walks from each core node
+/// (a node left with other than two neighbours) along its edges to the next core node. A ring of
+/// degree-two nodes makes one of them core.
+fn fold<'n>(n: usize, neighbours: impl Fn(u32) -> &'n [(u32, u32)]) -> Folded {
+    let mut deg: Vec<u32> = (0..n as u32).map(|v| neighbours(v).len() as u32).collect();
     let mut removed = vec![false; n];
+    let mut peeled = Vec::new();
     let mut queue: Vec<u32> = (0..n as u32).filter(|&v| deg[v as usize] == 1).collect();
     while let Some(v) = queue.pop() {
         if removed[v as usize] || deg[v as usize] != 1 {
             continue;
         }
-        removed[v as usize] = true;
-        order.push(v);
-        let u = *cell
-            .neighbors(v)
+        let &(u, e) = neighbours(v)
             .iter()
-            .find(|&&u| !removed[u as usize])
+            .find(|(u, _)| !removed[*u as usize])
             .expect("a node of degree one has a neighbour");
+        removed[v as usize] = true;
+        peeled.push((v, u, e));
         deg[u as usize] -= 1;
         if deg[u as usize] == 1 {
             queue.push(u);
         }
     }
     let mut is_core: Vec<bool> = (0..n).map(|v| !removed[v] && deg[v] != 2).collect();
-    let mut edges = Vec::new();
-    let next = |v: u32, prev: u32| {
-        *cell
-            .neighbors(v)
-            .iter()
-            .find(|&&w| !removed[w as usize] && w != prev)
-            .expect("a chain node has two neighbours")
-    };
-    let walk_from =
-        |u: u32, is_core: &[bool], order: &mut Vec<NodeId>, edges: &mut Vec<(u32, u32)>| {
-            for &x in cell.neighbors(u) {
-                if removed[x as usize] {
-                    continue;
-                }
-                let (mut prev, mut cur) = (u, x);
-                let start = order.len();
-                while !is_core[cur as usize] {
-                    order.push(cur);
-                    (prev, cur) = (cur, next(cur, prev));
-                }
-                // Met from both ends: kept from the lower end, or for a chain back to u, from the
-                // lower of its two first nodes.
-                let keep = if cur != u {
-                    u < cur
-                } else {
-                    order.len() > start && order[start] < order[order.len() - 1]
-                };
-                if !keep {
-                    order.truncate(start);
-                } else if cur != u {
-                    edges.push((u, cur));
-                }
+    let mut on_chain = vec![false; n];
+    let mut chains = Vec::new();
+    let walk = |u: u32, is_core: &[bool], on_chain: &mut [bool], chains: &mut Vec<_>| {
+        for &(x, e) in neighbours(u) {
+            if removed[x as usize] {
+                continue;
             }
-        };
+            let (mut prev, mut cur, mut nodes, mut edges) = (u, x, Vec::new(), vec![e]);
+            while !is_core[cur as usize] {
+                nodes.push(cur);
+                let &(next, f) = neighbours(cur)
+                    .iter()
+                    .find(|(w, _)| !removed[*w as usize] && *w != prev)
+                    .expect("a chain node has two neighbours");
+                edges.push(f);
+                (prev, cur) = (cur, next);
+            }
+            // Met from both ends: kept from its lower end, or, back to where it started, from its
+            // lower first node.
+            let keep = if cur != u {
+                u < cur
+            } else {
+                nodes.first() < nodes.last()
+            };
+            if keep {
+                nodes.iter().for_each(|&c| on_chain[c as usize] = true);
+                chains.push((u, cur, nodes, edges));
+            }
+        }
+    };
     for u in 0..n as u32 {
         if is_core[u as usize] {
-            walk_from(u, &is_core, order, &mut edges);
+            walk(u, &is_core, &mut on_chain, &mut chains);
         }
     }
-    let mut placed = vec![false; n];
-    order.iter().for_each(|&v| placed[v as usize] = true);
     for v in 0..n as u32 {
-        if !removed[v as usize] && !is_core[v as usize] && !placed[v as usize] {
+        if !removed[v as usize] && !is_core[v as usize] && !on_chain[v as usize] {
             is_core[v as usize] = true;
-            let start = order.len();
-            walk_from(v, &is_core, order, &mut edges);
-            order[start..]
-                .iter()
-                .for_each(|&w| placed[w as usize] = true);
+            walk(v, &is_core, &mut on_chain, &mut chains);
+        }
+    }
+    Folded {
+        peeled,
+        chains,
+        is_core,
+    }
+}
+
+/// Emits the nodes of `cell`'s trees (leaves first) and of its chains (from one end), and returns
+/// the core left (ascending ids) with its edges: those between core nodes and one for each chain
+/// between two distinct core nodes (sorted, deduplicated).
+fn fold_trees_and_chains(cell: &Cell, order: &mut Vec<NodeId>) -> (Vec<u32>, Vec<(u32, u32)>) {
+    let adjacency: Vec<(u32, u32)> = cell.adj.iter().map(|&w| (w, 0)).collect();
+    let folded = fold(cell.n(), |v| {
+        &adjacency[cell.first[v as usize] as usize..cell.first[v as usize + 1] as usize]
+    });
+    order.extend(folded.peeled.iter().map(|&(v, _, _)| v));
+    let mut edges = Vec::new();
+    for (u, w, nodes, _) in folded.chains {
+        order.extend(nodes);
+        if u != w {
+            edges.push((u, w));
         }
     }
     edges.sort_unstable();
     edges.dedup();
-    let core = (0..n as u32).filter(|&v| is_core[v as usize]).collect();
+    let core = (0..cell.n() as u32)
+        .filter(|&v| folded.is_core[v as usize])
+        .collect();
     (core, edges)
 }
 
@@ -613,101 +636,34 @@ impl<'a> LineNodes<'a> {
             adj[pos[b as usize] as usize] = (a, i as u32);
             pos[b as usize] += 1;
         }
-        let neighbours = |v: u32| &adj[first[v as usize] as usize..first[v as usize + 1] as usize];
-
-        // Trees: peel junctions of one neighbour into the junction they lead to.
-        let mut removed = vec![false; base_n];
-        let mut queue: Vec<u32> = (0..base_n as u32)
-            .filter(|&v| deg[v as usize] == 1)
-            .collect();
-        while let Some(v) = queue.pop() {
-            if removed[v as usize] || deg[v as usize] != 1 {
-                continue;
-            }
-            let &(u, i) = neighbours(v)
-                .iter()
-                .find(|(u, _)| !removed[*u as usize])
-                .expect("a junction of degree one has a neighbour");
-            removed[v as usize] = true;
+        let folded = fold(base_n, |v| {
+            &adj[first[v as usize] as usize..first[v as usize + 1] as usize]
+        });
+        // A tree's routing nodes (its loops, edges and what hangs on it) hang on the junction it
+        // leads to.
+        for &(v, u, e) in &folded.peeled {
             let mut carried = std::mem::take(&mut hang[v as usize]);
-            carried.extend_from_slice(of(i as usize));
+            carried.extend_from_slice(of(e as usize));
             hang[u as usize].extend(carried);
-            deg[u as usize] -= 1;
-            if deg[u as usize] == 1 {
-                queue.push(u);
-            }
         }
-
-        // Chains: from each core junction along each of its remaining edges to the next core one.
-        let mut is_core: Vec<bool> = (0..base_n).map(|v| !removed[v] && deg[v] != 2).collect();
-        let mut visited = vec![false; base_n];
-        // (low, high, pieces from low): pieces as lists of line nodes.
+        // A chain's pieces from its first end: its edges' routing nodes, and between them what
+        // hangs on the junction there. One back to its start hangs on it whole.
         let mut chains: Vec<(u32, u32, Vec<Vec<u32>>)> = Vec::new();
-        let walk = |u: u32,
-                    is_core: &Vec<bool>,
-                    visited: &mut Vec<bool>,
-                    hang: &mut Vec<Vec<u32>>,
-                    chains: &mut Vec<(u32, u32, Vec<Vec<u32>>)>| {
-            for &(x, i) in neighbours(u) {
-                if removed[x as usize] {
-                    continue;
-                }
-                let mut pieces = vec![of(i as usize).to_vec()];
-                let (mut prev, mut cur) = (u, x);
-                let mut interior = Vec::new();
-                while !is_core[cur as usize] {
-                    interior.push(cur);
-                    let &(next, j) = neighbours(cur)
-                        .iter()
-                        .find(|(w, _)| !removed[*w as usize] && *w != prev)
-                        .expect("a chain junction has two neighbours");
-                    pieces.push(std::mem::take(&mut hang[cur as usize]));
-                    pieces.push(of(j as usize).to_vec());
-                    (prev, cur) = (cur, next);
-                }
-                let w = cur;
-                // Each chain is met from both ends: taken from its lower end (or, back to where it
-                // started, from its lower first junction), given back for the other.
-                let keep = match (interior.first(), interior.last()) {
-                    _ if u != w => u < w,
-                    (Some(f), Some(l)) => f < l,
-                    _ => u <= w,
-                };
-                if !keep {
-                    // Undo: the other end's walk takes it (the hangs were taken, so put them back).
-                    for (k, &c) in interior.iter().enumerate() {
-                        hang[c as usize] = std::mem::take(&mut pieces[2 * k + 1]);
-                    }
-                    continue;
-                }
-                for &c in &interior {
-                    visited[c as usize] = true;
-                }
+        for (u, w, nodes, edges) in folded.chains {
+            let mut pieces = vec![of(edges[0] as usize).to_vec()];
+            for (&c, &e) in nodes.iter().zip(&edges[1..]) {
+                pieces.push(std::mem::take(&mut hang[c as usize]));
+                pieces.push(of(e as usize).to_vec());
+            }
+            if u == w {
+                let h = &mut hang[u as usize];
+                pieces.iter().for_each(|p| h.extend_from_slice(p));
+            } else {
                 chains.push((u, w, pieces));
             }
-        };
-        for u in 0..base_n as u32 {
-            if is_core[u as usize] {
-                walk(u, &is_core, &mut visited, &mut hang, &mut chains);
-            }
         }
-        // Rings of chain junctions alone: one of each becomes core.
-        for v in 0..base_n as u32 {
-            if !removed[v as usize] && !is_core[v as usize] && !visited[v as usize] {
-                is_core[v as usize] = true;
-                walk(v, &is_core, &mut visited, &mut hang, &mut chains);
-            }
-        }
-        // Chains back to their start hang on it whole.
-        chains.retain_mut(|(u, w, pieces)| {
-            if u != w {
-                return true;
-            }
-            let h = &mut hang[*u as usize];
-            pieces.iter().for_each(|p| h.extend_from_slice(p));
-            false
-        });
         chains.sort_by_key(|c| (c.0, c.1));
+        let is_core = folded.is_core;
 
         let core: Vec<u32> = (0..base_n as u32)
             .filter(|&v| is_core[v as usize])
