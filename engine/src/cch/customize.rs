@@ -52,7 +52,7 @@ impl Cch {
         input_weights: Vec<Weight>,
         [fw, bw]: [Vec<Weight>; 2],
     ) -> Result<CustomizedMetric, Vec<Weight>> {
-        if input_weights.len() != self.input_cch_arc.len()
+        if input_weights.len() != self.input_count()
             || fw.len() != self.sides.len(0)
             || bw.len() != self.sides.len(1)
         {
@@ -73,7 +73,7 @@ impl Cch {
         input_weights: Vec<Weight>,
         work: &mut (Vec<Weight>, Vec<Weight>),
     ) -> CustomizedMetric {
-        assert_eq!(input_weights.len(), self.input_cch_arc.len());
+        assert_eq!(input_weights.len(), self.input_count());
         let m = self.arc_count();
         let sides = &*self.sides;
         assert_eq!(sides.arc_count(), m, "the sides of another hierarchy");
@@ -176,13 +176,14 @@ impl Cch {
         });
         let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
         unsafe {
-            for (&xy, &x) in self
-                .down_arc
+            for (&off, &x) in self
+                .down_off
                 .get_unchecked(ds..de)
                 .iter()
                 .zip(self.down_tail.get_unchecked(ds..de))
             {
                 let x = x as usize;
+                let xy = *self.up_first.get_unchecked(x) + u32::from(off);
                 // Half of the arcs below are impassable both ways for a cycling metric (the
                 // walking network's sidewalks and crossings): the bits, a fraction of the size of
                 // the weights, tell without reading them.
@@ -279,7 +280,7 @@ impl Cch {
         let mut seeded = vec![];
         for &(input, w) in changes {
             metric.input_weights.set(input as usize, w);
-            let a = self.input_cch_arc[input as usize];
+            let a = self.input_arc(input as usize);
             if a != u32::MAX {
                 bits.mark_pending(a);
                 bits.recompute.set(a);
@@ -589,7 +590,7 @@ impl Cch {
                             debug_assert!(self.restricted);
                             continue;
                         }
-                        (self.down_arc[dp] as usize, i, au)
+                        (self.down_arc(dp) as usize, i, au)
                     };
                     let mine = b < e;
                     // An ancestor's arc is untouched until its task; this task keeps its own view

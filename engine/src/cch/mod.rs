@@ -98,14 +98,22 @@ pub struct Cch {
     /// are enumerated from here instead of stored (a stored triangle list is eight bytes a triangle,
     /// 30 times the arcs on a turn graph, and customization is bound by reading it).
     pub down_first: Vec<u32>,
-    pub down_arc: Vec<u32>,
-    /// The lower endpoint `x` of each `down_arc` entry (lists are intersected by it).
+    /// Each entry's arc `(x, y)` as its place in `x`'s upward list (the arc is
+    /// `up_first[x] + down_off[i]`, [`Self::down_arc`]): two bytes an entry where the arc's id
+    /// took four (35 MB less on the 4 × 4 tiling of New York). The loops that read an entry read
+    /// `up_first[x + 1]` already, on the same cache line.
+    pub down_off: Vec<u16>,
+    /// The lower endpoint `x` of each entry (lists are intersected by it).
     pub down_tail: Vec<u32>,
     /// The number of lower triangles (for statistics).
     triangles: usize,
     /// Input arc → CCH arc and whether the input arc runs upward (`lo → hi`). `u32::MAX` for loops.
+    /// Empty once a routing hierarchy has let the map go for its inputs' ends (`input_ends`);
+    /// read through [`Self::input_arc`].
     pub input_cch_arc: Vec<u32>,
     pub input_upward: Vec<bool>,
+    /// The input arcs by their ends, in place of `input_cch_arc` ([`Self::keep_inputs_by_ends`]).
+    input_ends: Option<InputEnds>,
     /// Elimination tree: subtree sizes and children (CSR), for parallel customization.
     pub subtree_size: Vec<u32>,
     child_first: Vec<u32>,
@@ -124,6 +132,17 @@ pub struct Cch {
     pub sides: std::sync::Arc<Sides>,
     /// Marks for partial customization, kept between updates.
     marks: customize::MarksPool,
+}
+
+/// A routing hierarchy's input arcs by their ends (shared with the graph they come from, the turn
+/// model's turns for cycling) and a bit per input arc that maps onto an arc: what live changes
+/// need to find a changed input's arc, in place of a map from every input arc to its arc and
+/// direction (5 bytes an input arc, 40 MB on the 4 × 4 tiling of New York's sample).
+#[derive(Clone)]
+struct InputEnds {
+    tails: std::sync::Arc<[NodeId]>,
+    heads: std::sync::Arc<[NodeId]>,
+    mapped: Vec<u64>,
 }
 
 /// The input arcs of a graph given by its edges, both ways: edge `e`'s arc `2e` runs tail → head
@@ -413,7 +432,7 @@ impl Cch {
                 subtree_size[p as usize] += subtree_size[x];
             }
         }
-        let (down_first, down_arc, down_tail) = downward_lists(&up_first, &up_head);
+        let (down_first, down_off, down_tail) = downward_lists(&up_first, &up_head);
         let triangles = triangle_bound(&up_first);
         let mut cch = Cch {
             order,
@@ -422,11 +441,12 @@ impl Cch {
             up_head,
             etree_parent: parent,
             down_first,
-            down_arc,
+            down_off,
             down_tail,
             triangles,
             input_cch_arc,
             input_upward,
+            input_ends: None,
             subtree_size,
             child_first: vec![],
             child: vec![],
@@ -596,7 +616,7 @@ impl Cch {
     pub fn into_restricted(mut self, usable: &[bool]) -> Cch {
         self.restrict_arcs(usable);
         (
-            (self.down_first, self.down_arc, self.down_tail),
+            (self.down_first, self.down_off, self.down_tail),
             self.inputs_of,
         ) = rayon::join(
             || downward_lists(&self.up_first, &self.up_head),
@@ -640,7 +660,7 @@ impl Cch {
         let [fw, bw] = self.finite_sides(usable);
         let finite = |a: usize| (fw[a >> 6] | bw[a >> 6]) >> (a & 63) & 1 != 0;
         self.down_first = Vec::new();
-        self.down_arc = Vec::new();
+        self.down_off = Vec::new();
         self.down_tail = Vec::new();
         self.inputs_of = InputsByArc::default();
         let n = self.node_count();
@@ -710,8 +730,9 @@ impl Cch {
                 pos[self.up_head[a] as usize] = a as u32;
             }
             let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
-            for (&xy, &x) in self.down_arc[ds..de].iter().zip(&self.down_tail[ds..de]) {
-                let (xy, x) = (xy as usize, x as usize);
+            for (&off, &x) in self.down_off[ds..de].iter().zip(&self.down_tail[ds..de]) {
+                let x = x as usize;
+                let xy = self.up_first[x] as usize + off as usize;
                 let (fxy, bxy) = (get(&fw, xy), get(&bw, xy));
                 if !fxy && !bxy {
                     continue;
@@ -750,11 +771,12 @@ impl Cch {
             up_head: vec![],
             etree_parent: self.etree_parent.clone(),
             down_first: vec![0; n + 1],
-            down_arc: vec![],
+            down_off: vec![],
             down_tail: vec![],
             triangles: 0,
             input_cch_arc: vec![],
             input_upward: vec![],
+            input_ends: None,
             subtree_size: vec![],
             child_first: vec![],
             child: vec![],
@@ -796,7 +818,7 @@ impl Cch {
         short.filter_map(move |i| {
             let x = self.down_tail[i];
             let j = long.start + long_tails.binary_search(&x).ok()?;
-            let (xs, xl) = (self.down_arc[i], self.down_arc[j]);
+            let (xs, xl) = (self.down_arc(i), self.down_arc(j));
             Some(if y_shorter { (xs, xl) } else { (xl, xs) })
         })
     }
@@ -848,7 +870,8 @@ impl Cch {
         let range = |v: usize| self.down_first[v] as usize..self.down_first[v + 1] as usize;
         let (ry, rz) = (range(y), range(z));
         let (ty, tz) = (&self.down_tail[ry.clone()], &self.down_tail[rz.clone()]);
-        let (ay, az) = (&self.down_arc[ry], &self.down_arc[rz]);
+        let (ay, az) = (&self.down_off[ry], &self.down_off[rz]);
+        let first = &self.up_first;
         // (A mark holds a position in y's list in 16 bits, so longer lists are searched.)
         if ty.len().min(tz.len()) * MERGE_RATIO >= ty.len().max(tz.len()) && ty.len() <= 1 << 16 {
             // y's list marked in a per-thread map from node to position, z's list looked up in it:
@@ -879,14 +902,13 @@ impl Cch {
                     }
                     // SAFETY: as above; a current tag's position is within y's list.
                     let m = unsafe { *map.get_unchecked(x as usize) };
-                    if m & !0xffff == tag
-                        && f(
-                            unsafe { *ay.get_unchecked((m & 0xffff) as usize) },
-                            az[j],
-                            x,
-                        )
-                    {
-                        return;
+                    if m & !0xffff == tag {
+                        // SAFETY: x is a rank, so up_first holds x.
+                        let base = unsafe { *first.get_unchecked(x as usize) };
+                        let yo = unsafe { *ay.get_unchecked((m & 0xffff) as usize) };
+                        if f(base + u32::from(yo), base + u32::from(az[j]), x) {
+                            return;
+                        }
                     }
                 }
             });
@@ -897,7 +919,8 @@ impl Cch {
         for (i, x) in short.iter().enumerate() {
             if let Ok(j) = long.binary_search(x) {
                 let (iy, iz) = if y_shorter { (i, j) } else { (j, i) };
-                if f(ay[iy], az[iz], *x) {
+                let base = first[*x as usize];
+                if f(base + u32::from(ay[iy]), base + u32::from(az[iz]), *x) {
                     return;
                 }
             }
@@ -912,11 +935,76 @@ impl Cch {
             + self.up_head.len()
             + self.etree_parent.len()
             + self.down_first.len()
-            + self.down_arc.len()
             + self.down_tail.len()
             + self.input_cch_arc.len())
             + self.input_upward.len()
+            + self.input_ends.as_ref().map_or(0, |e| 8 * e.mapped.len())
+            + 2 * self.down_off.len()
             + self.sides.memory_bytes()
+    }
+
+    /// The number of input arcs.
+    pub fn input_count(&self) -> usize {
+        match &self.input_ends {
+            Some(ends) => ends.tails.len(),
+            None => self.input_cch_arc.len(),
+        }
+    }
+
+    /// The arc input arc `i` maps onto (`u32::MAX` for none): from the map, or once that is let go,
+    /// the arc between its ends' ranks, found in the lower one's upward list.
+    #[inline]
+    pub fn input_arc(&self, i: usize) -> u32 {
+        let Some(ends) = &self.input_ends else {
+            return self.input_cch_arc[i];
+        };
+        if ends.mapped[i >> 6] >> (i & 63) & 1 == 0 {
+            return u32::MAX;
+        }
+        let (a, b) = (
+            self.rank[ends.tails[i] as usize],
+            self.rank[ends.heads[i] as usize],
+        );
+        self.find_arc(a.min(b), a.max(b))
+            .expect("a mapped input arc's arc is in the hierarchy")
+    }
+
+    /// Lets the map from input arcs to arcs go, keeping the inputs' ends (`tails`, `heads`: the
+    /// arrays this hierarchy was built from, shared) to find a changed input's arc from: a routing
+    /// hierarchy reads the map by input only for live changes, a few arcs at a time, and the map
+    /// by arc ([`Self::inputs_of`]) for the rest.
+    pub fn keep_inputs_by_ends(
+        &mut self,
+        tails: std::sync::Arc<[NodeId]>,
+        heads: std::sync::Arc<[NodeId]>,
+    ) {
+        assert!(self.input_ends.is_none(), "the map is already let go");
+        assert_eq!(tails.len(), self.input_cch_arc.len());
+        assert_eq!(heads.len(), self.input_cch_arc.len());
+        let mut mapped = vec![0u64; self.input_cch_arc.len().div_ceil(64)];
+        for (i, &a) in self.input_cch_arc.iter().enumerate() {
+            if a != u32::MAX {
+                mapped[i >> 6] |= 1 << (i & 63);
+            }
+        }
+        let map = std::mem::take(&mut self.input_cch_arc);
+        self.input_upward = Vec::new();
+        self.input_ends = Some(InputEnds {
+            tails,
+            heads,
+            mapped,
+        });
+        if cfg!(debug_assertions) {
+            for (i, &a) in map.iter().enumerate() {
+                debug_assert_eq!(self.input_arc(i), a, "input arc {i}");
+            }
+        }
+    }
+
+    /// The arc of downward-list entry `i`: `(x, y)` for the entry's lower endpoint `x`.
+    #[inline]
+    pub fn down_arc(&self, i: usize) -> u32 {
+        self.up_first[self.down_tail[i] as usize] + u32::from(self.down_off[i])
     }
 
     /// The lower endpoint (rank) of CCH arc `a`: the node whose upward list holds it (a binary
@@ -1055,9 +1143,10 @@ impl Cch {
     }
 }
 
-/// The downward adjacency of an upward one (CSR by upper endpoint): each node's arcs from below
-/// and their lower endpoints, ascending (filled in arc order).
-fn downward_lists(up_first: &[u32], up_head: &[u32]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+/// The downward adjacency of an upward one (CSR by upper endpoint): each node's arcs from below,
+/// as their places in their lower endpoints' upward lists, and those lower endpoints, ascending
+/// (filled in arc order).
+fn downward_lists(up_first: &[u32], up_head: &[u32]) -> (Vec<u32>, Vec<u16>, Vec<u32>) {
     let n = up_first.len() - 1;
     let m = up_head.len();
     let mut down_first = vec![0u32; n + 1];
@@ -1068,16 +1157,22 @@ fn downward_lists(up_first: &[u32], up_head: &[u32]) -> (Vec<u32>, Vec<u32>, Vec
         down_first[y + 1] += down_first[y];
     }
     let mut fill = down_first.clone();
-    let (mut down_arc, mut down_tail) = (vec![0u32; m], vec![0u32; m]);
+    let (mut down_off, mut down_tail) = (vec![0u16; m], vec![0u32; m]);
     for x in 0..n {
+        // An upward list is at most as long as its node's path to the root of the elimination
+        // tree (a few thousand ranks in a city).
+        assert!(
+            up_first[x + 1] - up_first[x] <= 1 << 16,
+            "rank {x} has more than 65,536 upward arcs"
+        );
         for a in up_first[x]..up_first[x + 1] {
             let y = up_head[a as usize] as usize;
-            down_arc[fill[y] as usize] = a;
+            down_off[fill[y] as usize] = (a - up_first[x]) as u16;
             down_tail[fill[y] as usize] = x as u32;
             fill[y] += 1;
         }
     }
-    (down_first, down_arc, down_tail)
+    (down_first, down_off, down_tail)
 }
 
 /// The lower triangles a chordal hierarchy with these upward lists has (pairs of arcs of a node);

@@ -1240,7 +1240,7 @@ pub fn turn_graph_order(turns: &TurnGraph, g: &CityGraph) -> Vec<u32> {
         })
         .collect();
     let mut degree = vec![0u32; turns.node_count()];
-    for (&f, &t) in turns.turn_from.iter().zip(&turns.turn_to) {
+    for (&f, &t) in turns.turn_from.iter().zip(turns.turn_to.iter()) {
         degree[f as usize] += 1;
         degree[t as usize] += 1;
     }

@@ -247,7 +247,7 @@ impl Cch {
         // graph on the 4 × 4 tiling of New York), given back.
         fw_arcs.shrink_to_fit();
         bw_arcs.shrink_to_fit();
-        let narrow = [fw_arcs.len(), bw_arcs.len(), self.input_cch_arc.len()]
+        let narrow = [fw_arcs.len(), bw_arcs.len(), self.input_count()]
             .iter()
             .all(|&c| c < NARROW_INPUT as usize);
         let mut pruned = PrunedGraph {
@@ -284,19 +284,19 @@ impl Cch {
         let (fw_at, bw_at) = (index(fw_cch), index(bw_cch));
         let mut fw_unpack = vec![[NO_ENTRY; 2]; fw_cch.len()];
         let mut bw_unpack = vec![[NO_ENTRY; 2]; bw_cch.len()];
-        for (i, &a) in self.input_cch_arc.iter().enumerate() {
-            if a == u32::MAX {
-                continue;
-            }
-            let (a, w) = (a as usize, metric.input_weights[i]);
-            let (at, weight, unpack) = if self.input_upward[i] {
-                (&fw_at, fw, &mut fw_unpack)
-            } else {
-                (&bw_at, bw, &mut bw_unpack)
-            };
-            let k = at[a];
-            if k != NO_ENTRY && w == weight[a] && unpack[k as usize][0] == NO_ENTRY {
-                unpack[k as usize] = [INPUT_BIT | i as u32, NO_ENTRY];
+        // By arc, each arc's input arcs in ascending order: the first that gives its weight.
+        for a in 0..self.arc_count() {
+            for (i, upward) in self.inputs_of.of(a) {
+                let w = metric.input_weights[i as usize];
+                let (at, weight, unpack) = if upward {
+                    (&fw_at, fw, &mut fw_unpack)
+                } else {
+                    (&bw_at, bw, &mut bw_unpack)
+                };
+                let k = at[a];
+                if k != NO_ENTRY && w == weight[a] && unpack[k as usize][0] == NO_ENTRY {
+                    unpack[k as usize] = [INPUT_BIT | i, NO_ENTRY];
+                }
             }
         }
         // Arcs (y, z) are written only by the task owning y: chunks of lower endpoints in parallel.
@@ -319,8 +319,9 @@ impl Cch {
                         pos[self.up_head[a] as usize] = a as u32;
                     }
                     let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
-                    for (&xy, &x) in self.down_arc[ds..de].iter().zip(&self.down_tail[ds..de]) {
-                        let (xy, x) = (xy as usize, x as usize);
+                    for (&off, &x) in self.down_off[ds..de].iter().zip(&self.down_tail[ds..de]) {
+                        let x = x as usize;
+                        let xy = self.up_first[x] as usize + off as usize;
                         // (x, y) travelled down (y → x) or up (x → y) in the triangles of y's arcs.
                         let (down, up) = (bw_at[xy], fw_at[xy]);
                         if down == NO_ENTRY && up == NO_ENTRY {
@@ -414,8 +415,9 @@ impl Cch {
                 // whose lower endpoint lies in its subtree and reads arcs above them, which are final.
                 unsafe {
                     let (ds, de) = (self.down_first[y] as usize, self.down_first[y + 1] as usize);
-                    for (&xy, &x) in self.down_arc[ds..de].iter().zip(&self.down_tail[ds..de]) {
-                        let (xy, x) = (xy as usize, x as usize);
+                    for (&off, &x) in self.down_off[ds..de].iter().zip(&self.down_tail[ds..de]) {
+                        let x = x as usize;
+                        let xy = *self.up_first.get_unchecked(x) as usize + off as usize;
                         let xe = *self.up_first.get_unchecked(x + 1) as usize;
                         for xz in xy + 1..xe {
                             // A restricted hierarchy may lack (y, z): every sum through it is

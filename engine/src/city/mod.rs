@@ -811,16 +811,20 @@ fn cycling_hierarchy(
     usable: &[bool],
     stored: Option<(Result<Cch, String>, Vec<u64>)>,
 ) -> (Cch, &'static str) {
-    if let Some((Ok(topology), fingerprint)) = stored
+    let (mut cch, how) = if let Some((Ok(topology), fingerprint)) = stored
         && fingerprint == [crate::cch::usable_fingerprint(usable)]
         && let Ok(cch) = topology.with_stored_inputs(&turns.turn_from, &turns.turn_to, usable)
     {
-        return (cch, HIERARCHY_READ);
-    }
-    (
-        build_cycling_hierarchy(order, turns, usable),
-        "  of which cycling hierarchy, built",
-    )
+        (cch, HIERARCHY_READ)
+    } else {
+        (
+            build_cycling_hierarchy(order, turns, usable),
+            "  of which cycling hierarchy, built",
+        )
+    };
+    // The turns' own ends, shared, in place of a map from every turn to its arc.
+    cch.keep_inputs_by_ends(turns.turn_from.clone(), turns.turn_to.clone());
+    (cch, how)
 }
 
 /// Walking's hierarchy: the junctions in the graph's `walking_order`, its input arcs the graph's

@@ -63,8 +63,9 @@ pub struct TurnGraph {
     pub node_arc: Vec<ArcId>,
     /// Turns: from routing node, to routing node, flags. Grouped by via junction (`via_first`), and
     /// within a junction by from-node.
-    pub turn_from: Vec<u32>,
-    pub turn_to: Vec<u32>,
+    /// (Shared with the cycling hierarchy, which finds a changed turn's arc from its ends.)
+    pub turn_from: std::sync::Arc<[u32]>,
+    pub turn_to: std::sync::Arc<[u32]>,
     pub turn_flags: Vec<u8>,
     /// Junction → its turns (CSR over graph nodes).
     pub via_first: Vec<u32>,
@@ -241,8 +242,8 @@ impl TurnGraph {
         }
         TurnGraph {
             node_arc,
-            turn_from,
-            turn_to,
+            turn_from: turn_from.into(),
+            turn_to: turn_to.into(),
             turn_flags,
             via_first,
             out_start,
