@@ -927,7 +927,8 @@ impl Cch {
         }
     }
 
-    /// Bytes held by the topology.
+    /// Bytes held by the topology (with the elimination tree's subtrees and children, which
+    /// customization schedules its tasks by).
     pub fn memory_bytes(&self) -> usize {
         4 * (self.order.len()
             + self.rank.len()
@@ -936,7 +937,12 @@ impl Cch {
             + self.etree_parent.len()
             + self.down_first.len()
             + self.down_tail.len()
-            + self.input_cch_arc.len())
+            + self.input_cch_arc.len()
+            + self.subtree_size.len()
+            + self.child_first.len()
+            + self.child.len()
+            + self.roots.len()
+            + self.large_roots.len())
             + self.input_upward.len()
             + self.input_ends.as_ref().map_or(0, |e| 8 * e.mapped.len())
             + 2 * self.down_off.len()

@@ -261,6 +261,13 @@ const CACHE_LIMIT: usize = 64;
 /// others (by night, SuperSafe's gentler weighting) are customized on first use, so a city answers
 /// sooner and holds only the metrics asked for (docs/engine.md, "At city size").
 pub const LOADED_METRICS: [MetricKind; 2] = [MetricKind::SuperSafeDay, MetricKind::DirectDay];
+/// The metrics the graph file stores customized ([`CityGraph::cycling_metric_weights`], in this
+/// order): those a city loads with by day. A load reads those of the light it loads with only (by
+/// night, none: the night's are customized as it loads). Storing the night's too was tried: on the
+/// 4 × 4 tiling of New York's sample a night load took 1.0 s instead of 1.8, but the build took
+/// 3.5 s longer, its peak rose from 1.0 to 1.1 GB (the weights of the metrics customized before the
+/// last one held meanwhile) and the file from 328 to 484 MB.
+pub const STORED_METRICS: [MetricKind; 2] = LOADED_METRICS;
 /// The cycling metrics a city loads with now ([`City::load_now`]): by night, when the sun is more
 /// than 6° below the horizon at the middle of the graph (half an hour or so after sunset, when the
 /// server's requests ask for the night metrics), SuperSafe's and Direct's night metrics; else
@@ -316,9 +323,17 @@ impl City {
         loaded: impl FnOnce(&CityGraph) -> [MetricKind; 2],
     ) -> Result<City, String> {
         let start = std::time::Instant::now();
-        let (graph, version) = format::read_file(path).map_err(|e| e.to_string())?;
+        // Of the metrics the file stores, only those of the light loaded are read.
+        let mut kinds = LOADED_METRICS;
+        let (graph, version) = format::read_file_with(path, |g| {
+            kinds = loaded(g);
+            kinds
+                .iter()
+                .filter_map(|k| STORED_METRICS.iter().position(|s| s == k))
+                .collect()
+        })
+        .map_err(|e| e.to_string())?;
         let read_s = start.elapsed().as_secs_f64();
-        let kinds = loaded(&graph);
         let mut city = City::from_graph_loading(graph, version, model, kinds)?;
         city.load_phases.insert(0, ("graph file read", read_s));
         Ok(city)
@@ -455,15 +470,18 @@ impl City {
                     for (i, (k, (arcs, turn_weights))) in inputs.into_iter().enumerate() {
                         kinds.push(k);
                         arc_weights.push(arcs);
-                        let matches = from_file
-                            && stored_weights.len() >= 2 * i + 2
-                            && stored_inputs
-                                .get(i)
-                                .is_some_and(|f| Some(f) == fingerprints.get(i));
-                        let stored = if matches {
+                        // The file's metric of this kind, if it holds one of these inputs.
+                        let place = STORED_METRICS.iter().position(|&s| s == k).filter(|&j| {
+                            from_file
+                                && stored_weights.len() >= 2 * j + 2
+                                && stored_inputs
+                                    .get(j)
+                                    .is_some_and(|f| Some(f) == fingerprints.get(i))
+                        });
+                        let stored = if let Some(j) = place {
                             let w = [
-                                std::mem::take(&mut stored_weights[2 * i]),
-                                std::mem::take(&mut stored_weights[2 * i + 1]),
+                                std::mem::take(&mut stored_weights[2 * j]),
+                                std::mem::take(&mut stored_weights[2 * j + 1]),
                             ];
                             cch.stored_metric(turn_weights, w)
                         } else {
@@ -764,13 +782,13 @@ pub fn store_cycling_hierarchy(g: &mut CityGraph) {
     g.cycling_cch_usable = vec![usable];
 }
 
-/// Stores the metrics a city loads with ([`LOADED_METRICS`]), customized on the stored cycling
-/// hierarchy by the default weighting, with their inputs' fingerprints
-/// ([`CityGraph::cycling_metric_weights`]): a load by that weighting reads them instead of
-/// customizing (0.9 of 1.8 s on a 4 × 4 tiling of New York's sample).
+/// Stores the metrics a city loads with by day ([`STORED_METRICS`]), customized on the stored
+/// cycling hierarchy by the default weighting, with their inputs' fingerprints
+/// ([`CityGraph::cycling_metric_weights`]): a load by that weighting by day reads them instead of
+/// customizing them (0.9 of 1.8 s on a 4 × 4 tiling of New York's sample).
 fn store_loaded_metrics(g: &mut CityGraph, turns: TurnGraph, cch: &Cch) {
     let model = WeightingModel::default();
-    let inputs: Vec<Vec<Weight>> = LOADED_METRICS
+    let inputs: Vec<Vec<Weight>> = STORED_METRICS
         .iter()
         .map(|&kind| {
             cycling_inputs(

@@ -109,13 +109,17 @@ fn push_optional<'a, T: bytemuck::Pod>(
     }
 }
 
-/// The sections of [`CityGraph::cycling_metric_weights`]: each loaded metric's forward and
+/// The sections of [`CityGraph::cycling_metric_weights`]: each stored metric's forward and
 /// backward weights.
-const METRIC_SECTIONS: [&str; 4] = [
+const METRIC_SECTIONS: [&str; 8] = [
     "cycling_metric_0_fw",
     "cycling_metric_0_bw",
     "cycling_metric_1_fw",
     "cycling_metric_1_bw",
+    "cycling_metric_2_fw",
+    "cycling_metric_2_bw",
+    "cycling_metric_3_fw",
+    "cycling_metric_3_bw",
 ];
 
 /// Writes a graph in the file format to `out`.
@@ -243,90 +247,217 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
 }
 
+/// Where a graph file's bytes are read from: the file, a section at a time, or bytes in memory.
+trait Source {
+    fn len(&self) -> usize;
+    fn read_at(&self, off: usize, buf: &mut [u8]) -> Result<(), FormatError>;
+}
+
+impl Source for [u8] {
+    fn len(&self) -> usize {
+        <[u8]>::len(self)
+    }
+    fn read_at(&self, off: usize, buf: &mut [u8]) -> Result<(), FormatError> {
+        buf.copy_from_slice(&self[off..off + buf.len()]);
+        Ok(())
+    }
+}
+
+struct FileSource<'a> {
+    file: std::fs::File,
+    len: usize,
+    path: &'a Path,
+}
+
+impl Source for FileSource<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn read_at(&self, off: usize, buf: &mut [u8]) -> Result<(), FormatError> {
+        let cannot = |e: std::io::Error| {
+            FormatError::Invalid(format!("cannot read {}: {e}", self.path.display()))
+        };
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, off as u64).map_err(cannot)
+        }
+        #[cfg(not(unix))]
+        {
+            use std::io::{Read, Seek};
+            let mut f = &self.file;
+            f.seek(std::io::SeekFrom::Start(off as u64))
+                .and_then(|_| f.read_exact(buf))
+                .map_err(cannot)
+        }
+    }
+}
+
+/// A section of the table: its element size, count, offset and length in bytes.
+struct Entry {
+    elem: u32,
+    count: u64,
+    off: usize,
+    len: usize,
+}
+
+/// A graph file's sections, read one at a time straight into the arrays that keep them, each
+/// summed as it is read: a file read whole was held beside the graph copied out of it (a city's
+/// file is 328 MB), and a section not asked for is only summed.
+struct Reader<'a, S: Source + ?Sized> {
+    src: &'a S,
+    entries: Vec<Entry>,
+    by_name: std::collections::HashMap<String, usize>,
+    /// Each section's checksum once it is read.
+    sums: std::cell::RefCell<Vec<Option<crc32fast::Hasher>>>,
+    crc_expected: u32,
+}
+
+impl<'a, S: Source + ?Sized> Reader<'a, S> {
+    /// Checks the header and the section table against the file's length.
+    fn open(src: &'a S) -> Result<Self, FormatError> {
+        let len = src.len();
+        if len < HEADER_LEN {
+            return invalid("not a Quietway graph file (bad magic number)");
+        }
+        let mut head = vec![0u8; HEADER_LEN];
+        src.read_at(0, &mut head)?;
+        if &head[0..8] != MAGIC {
+            return invalid("not a Quietway graph file (bad magic number)");
+        }
+        let version = u32_at(&head, 8);
+        if version != FORMAT_VERSION {
+            return invalid(format!(
+                "graph format version {version} is not supported (this engine reads version {FORMAT_VERSION}); rebuild the graph"
+            ));
+        }
+        let count = u32_at(&head, 12) as usize;
+        if count > 1000 || HEADER_LEN + count * ENTRY_LEN > len {
+            return invalid("graph file is truncated (section table)");
+        }
+        let mut table = vec![0u8; count * ENTRY_LEN];
+        src.read_at(HEADER_LEN, &mut table)?;
+        let mut entries = Vec::with_capacity(count);
+        let mut by_name = std::collections::HashMap::new();
+        for i in 0..count {
+            let e = i * ENTRY_LEN;
+            let name_raw = &table[e..e + NAME_LEN];
+            let name = String::from_utf8_lossy(name_raw.split(|&c| c == 0).next().unwrap_or(&[]))
+                .to_string();
+            let elem = u32_at(&table, e + NAME_LEN);
+            let n = u64_at(&table, e + NAME_LEN + 8);
+            let off = u64_at(&table, e + NAME_LEN + 16) as usize;
+            let bytes = (elem as u64).checked_mul(n).map(|x| x as usize);
+            match bytes {
+                Some(l) if off.checked_add(l).is_some_and(|end| end <= len) => {
+                    entries.push(Entry {
+                        elem,
+                        count: n,
+                        off,
+                        len: l,
+                    })
+                }
+                _ => return invalid(format!("graph file is truncated (section {name})")),
+            }
+            by_name.insert(name, i);
+        }
+        Ok(Reader {
+            src,
+            sums: std::cell::RefCell::new((0..count).map(|_| None).collect()),
+            entries,
+            by_name,
+            crc_expected: u32_at(&head, 16),
+        })
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    /// Section `name` as an array of `T`, read into it and summed.
+    fn vec<T: Pod>(&self, name: &str) -> Result<Vec<T>, FormatError> {
+        let Some(&i) = self.by_name.get(name) else {
+            return invalid(format!("graph file lacks section {name}"));
+        };
+        let e = &self.entries[i];
+        let size = std::mem::size_of::<T>();
+        if e.elem as usize != size {
+            return invalid(format!(
+                "graph section {name} has element size {}, expected {size}",
+                e.elem
+            ));
+        }
+        let mut v: Vec<T> = vec![T::zeroed(); e.count as usize];
+        let bytes = bytemuck::cast_slice_mut::<T, u8>(&mut v);
+        self.src.read_at(e.off, bytes)?;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(bytes);
+        self.sums.borrow_mut()[i] = Some(crc);
+        Ok(v)
+    }
+
+    /// The file's checksum (the sections not read are summed now), checked: the graph's
+    /// `graph_version` part.
+    fn finish(self) -> Result<u32, FormatError> {
+        let mut sums = self.sums.into_inner();
+        let mut buf = vec![0u8; 1 << 20];
+        for (e, sum) in self.entries.iter().zip(&mut sums) {
+            if sum.is_some() {
+                continue;
+            }
+            let mut crc = crc32fast::Hasher::new();
+            let mut at = 0;
+            while at < e.len {
+                let k = (e.len - at).min(buf.len());
+                self.src.read_at(e.off + at, &mut buf[..k])?;
+                crc.update(&buf[..k]);
+                at += k;
+            }
+            *sum = Some(crc);
+        }
+        let mut crc = crc32fast::Hasher::new();
+        for sum in sums.iter().flatten() {
+            crc.combine(sum);
+        }
+        let crc = crc.finalize();
+        if crc != self.crc_expected {
+            return invalid("graph file is corrupt (checksum mismatch)");
+        }
+        Ok(crc)
+    }
+}
+
 /// Reads a graph file; refuses anything that is not a complete, intact, valid graph of this format.
 pub fn from_bytes(b: &[u8]) -> Result<(CityGraph, String), FormatError> {
-    if b.len() < HEADER_LEN || &b[0..8] != MAGIC {
-        return invalid("not a Quietway graph file (bad magic number)");
-    }
-    let version = u32_at(b, 8);
-    if version != FORMAT_VERSION {
-        return invalid(format!(
-            "graph format version {version} is not supported (this engine reads version {FORMAT_VERSION}); rebuild the graph"
-        ));
-    }
-    let count = u32_at(b, 12) as usize;
-    let crc_expected = u32_at(b, 16);
-    if count > 1000 || HEADER_LEN + count * ENTRY_LEN > b.len() {
-        return invalid("graph file is truncated (section table)");
-    }
-    let mut payload: Vec<(usize, usize)> = Vec::with_capacity(count);
-    let mut table: std::collections::HashMap<String, (u32, u64, usize)> = Default::default();
-    for i in 0..count {
-        let e = HEADER_LEN + i * ENTRY_LEN;
-        let name_raw = &b[e..e + NAME_LEN];
-        let name =
-            String::from_utf8_lossy(name_raw.split(|&c| c == 0).next().unwrap_or(&[])).to_string();
-        let elem = u32_at(b, e + NAME_LEN);
-        let n = u64_at(b, e + NAME_LEN + 8);
-        let off = u64_at(b, e + NAME_LEN + 16) as usize;
-        let len = (elem as u64).checked_mul(n).map(|x| x as usize);
-        match len {
-            Some(len) if off.checked_add(len).is_some_and(|end| end <= b.len()) => {
-                payload.push((off, len));
-            }
-            _ => return invalid(format!("graph file is truncated (section {name})")),
-        }
-        table.insert(name, (elem, n, off));
-    }
-    // The checksum is summed beside the sections' parsing (a whole city's file is 169 MB); a
-    // mismatch refuses the file all the same, once both are done.
-    let (crc, parsed) = rayon::join(
-        || {
-            let mut crc = crc32fast::Hasher::new();
-            for &(off, len) in &payload {
-                crc.update(&b[off..off + len]);
-            }
-            crc.finalize()
-        },
-        || parse_sections(b, &table),
-    );
-    if crc != crc_expected {
-        return invalid("graph file is corrupt (checksum mismatch)");
-    }
+    read_from(b, |_| (0..METRIC_SECTIONS.len() / 2).collect())
+}
+
+/// The graph in the sections of `src`, with the stored metrics whose places `stored_metrics`
+/// gives for the graph read so far (every section but those), and its `graph_version`.
+fn read_from<S: Source + ?Sized>(
+    src: &S,
+    stored_metrics: impl FnOnce(&CityGraph) -> Vec<usize>,
+) -> Result<(CityGraph, String), FormatError> {
+    let r = Reader::open(src)?;
+    let parsed = parse_sections(&r, stored_metrics);
+    // A damaged file is refused for its checksum first, whatever its parsing met.
+    let crc = r.finish()?;
     let g = parsed?;
     let graph_version = format!(
         "{:08x}{:08x}",
         crc,
-        (b.len() as u32) ^ (g.arc_count() as u32)
+        (src.len() as u32) ^ (g.arc_count() as u32)
     );
+    g.validate()
+        .map_err(|e| FormatError::Invalid(format!("graph file is inconsistent: {e}")))?;
     Ok((g, graph_version))
 }
 
-/// The graph in the sections of file `b` (their table checked against its length).
-fn parse_sections(
-    b: &[u8],
-    table: &std::collections::HashMap<String, (u32, u64, usize)>,
+/// The graph in the sections of `r`, with the stored metrics that `stored_metrics` names.
+fn parse_sections<S: Source + ?Sized>(
+    r: &Reader<'_, S>,
+    stored_metrics: impl FnOnce(&CityGraph) -> Vec<usize>,
 ) -> Result<CityGraph, FormatError> {
-    let section = |name: &str, elem: usize| -> Result<&[u8], FormatError> {
-        let Some(&(e, n, off)) = table.get(name) else {
-            return invalid(format!("graph file lacks section {name}"));
-        };
-        if e as usize != elem {
-            return invalid(format!(
-                "graph section {name} has element size {e}, expected {elem}"
-            ));
-        }
-        Ok(&b[off..off + elem * n as usize])
-    };
-    fn copy_vec<T: Pod>(bytes: &[u8]) -> Vec<T> {
-        // Copy rather than cast: the file buffer is not guaranteed to be aligned for T.
-        let n = bytes.len() / std::mem::size_of::<T>();
-        let mut v: Vec<T> = vec![T::zeroed(); n];
-        bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
-        v
-    }
-
-    let city: Option<CityInfo> = serde_json::from_slice(section("city", 1)?)
+    let city: Option<CityInfo> = serde_json::from_slice(&r.vec::<u8>("city")?)
         .map_err(|e| FormatError::Invalid(format!("graph city section is invalid: {e}")))?;
     let mut g = CityGraph {
         city,
@@ -334,50 +465,68 @@ fn parse_sections(
     };
     macro_rules! read {
         ($field:ident, $ty:ty) => {
-            g.$field = copy_vec::<$ty>(section(stringify!($field), std::mem::size_of::<$ty>())?);
+            g.$field = r.vec::<$ty>(stringify!($field))?;
         };
     }
     array_sections!(read);
-    if table.contains_key("cycling_order") {
-        g.cycling_order = copy_vec::<u32>(section("cycling_order", 4)?);
+    if r.has("cycling_order") {
+        g.cycling_order = r.vec::<u32>("cycling_order")?;
     }
-    if table.contains_key("walking_order") {
-        g.walking_order = copy_vec::<u32>(section("walking_order", 4)?);
+    if r.has("walking_order") {
+        g.walking_order = r.vec::<u32>("walking_order")?;
     }
-    if table.contains_key("cycling_cch_usable") {
-        g.cycling_cch_order = copy_vec::<u32>(section("cycling_cch_order", 4)?);
-        g.cycling_cch_up_first = copy_vec::<u32>(section("cycling_cch_up_first", 4)?);
-        g.cycling_cch_up_head = copy_vec::<u32>(section("cycling_cch_up_head", 4)?);
-        g.cycling_cch_parent = copy_vec::<u32>(section("cycling_cch_parent", 4)?);
-        g.cycling_cch_usable = copy_vec::<u64>(section("cycling_cch_usable", 8)?);
-        if table.contains_key("cycling_cch_sides") {
-            g.cycling_cch_sides = copy_vec::<u64>(section("cycling_cch_sides", 8)?);
+    if r.has("cycling_cch_usable") {
+        g.cycling_cch_order = r.vec::<u32>("cycling_cch_order")?;
+        g.cycling_cch_up_first = r.vec::<u32>("cycling_cch_up_first")?;
+        g.cycling_cch_up_head = r.vec::<u32>("cycling_cch_up_head")?;
+        g.cycling_cch_parent = r.vec::<u32>("cycling_cch_parent")?;
+        g.cycling_cch_usable = r.vec::<u64>("cycling_cch_usable")?;
+        if r.has("cycling_cch_sides") {
+            g.cycling_cch_sides = r.vec::<u64>("cycling_cch_sides")?;
         }
     }
-    if table.contains_key("cycling_metric_inputs") {
-        g.cycling_metric_inputs = copy_vec::<u64>(section("cycling_metric_inputs", 8)?);
+    if r.has("cycling_metric_inputs") {
+        g.cycling_metric_inputs = r.vec::<u64>("cycling_metric_inputs")?;
         let arrays = 2 * g.cycling_metric_inputs.len();
         if arrays > METRIC_SECTIONS.len() {
             return invalid("graph file stores more metrics than it has sections for");
         }
-        for name in &METRIC_SECTIONS[..arrays] {
-            g.cycling_metric_weights
-                .push(copy_vec::<u32>(section(name, 4)?));
+        // Only the metrics asked for are read (the others' sections are summed, not kept): a load
+        // takes the day's or the night's.
+        let wanted = stored_metrics(&g);
+        for (j, names) in METRIC_SECTIONS[..arrays].chunks(2).enumerate() {
+            for name in names {
+                g.cycling_metric_weights.push(if wanted.contains(&j) {
+                    r.vec::<u32>(name)?
+                } else {
+                    Vec::new()
+                });
+            }
         }
     }
-    if table.contains_key("turn_back_pairs") {
-        g.turn_back_pairs = copy_vec::<u32>(section("turn_back_pairs", 4)?);
+    if r.has("turn_back_pairs") {
+        g.turn_back_pairs = r.vec::<u32>("turn_back_pairs")?;
     }
-    g.validate()
-        .map_err(|e| FormatError::Invalid(format!("graph file is inconsistent: {e}")))?;
     Ok(g)
 }
 
 /// Reads and validates a graph file; returns the graph and its `graph_version`.
 pub fn read_file(path: &Path) -> Result<(CityGraph, String), FormatError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| FormatError::Invalid(format!("cannot read {}: {e}", path.display())))?;
-    from_bytes(&bytes)
+    read_file_with(path, |_| (0..METRIC_SECTIONS.len() / 2).collect())
+}
+
+/// [`read_file`], reading of the stored metrics only those whose places (in
+/// [`CityGraph::cycling_metric_inputs`]) `stored_metrics` gives for the graph read so far; the
+/// others' weights are left empty.
+pub fn read_file_with(
+    path: &Path,
+    stored_metrics: impl FnOnce(&CityGraph) -> Vec<usize>,
+) -> Result<(CityGraph, String), FormatError> {
+    let cannot =
+        |e: std::io::Error| FormatError::Invalid(format!("cannot read {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let len = file.metadata().map_err(cannot)?.len() as usize;
+    read_from(&FileSource { file, len, path }, stored_metrics)
 }
 
 /// Checks a graph file as written without parsing it: its header, section table and checksum, the
@@ -448,4 +597,56 @@ pub fn check_file(path: &Path) -> Result<String, FormatError> {
 pub fn graph_version(g: &CityGraph) -> Result<String, FormatError> {
     let bytes = to_bytes(g)?;
     Ok(from_bytes(&bytes)?.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_load_reads_the_stored_metrics_it_asks_for_and_still_sums_the_others() {
+        let g = CityGraph {
+            edge_geom_first: vec![0],
+            route_set_first: vec![0],
+            string_first: vec![0],
+            restriction_first: vec![0],
+            cycling_metric_inputs: vec![11, 22, 33, 44],
+            cycling_metric_weights: (0..8).map(|i| vec![i as u32 * 7; 100 + i]).collect(),
+            ..Default::default()
+        };
+        let bytes = to_bytes(&g).unwrap();
+        let (all, version) = from_bytes(&bytes).unwrap();
+        assert_eq!(all.cycling_metric_weights, g.cycling_metric_weights);
+        // The night's metrics (places 2 and 3) alone: the same graph version, the day's left empty.
+        let (night, night_version) = read_from(&bytes[..], |_| vec![2, 3]).unwrap();
+        assert_eq!(night_version, version);
+        assert_eq!(night.cycling_metric_inputs, g.cycling_metric_inputs);
+        assert!(night.cycling_metric_weights[..4].iter().all(Vec::is_empty));
+        assert_eq!(
+            night.cycling_metric_weights[4..],
+            g.cycling_metric_weights[4..]
+        );
+        // From a file, section by section, as a city loads.
+        let dir = std::env::temp_dir().join(format!("qw-format-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.qwg");
+        write_file(&g, &path).unwrap();
+        let (day, day_version) = read_file_with(&path, |_| vec![0, 1]).unwrap();
+        assert_eq!(day_version, version);
+        assert_eq!(
+            day.cycling_metric_weights[..4],
+            g.cycling_metric_weights[..4]
+        );
+        assert!(day.cycling_metric_weights[4..].iter().all(Vec::is_empty));
+        std::fs::remove_dir_all(&dir).unwrap();
+        // A byte changed in a section that is not read is found all the same.
+        let off = {
+            let r = Reader::open(&bytes[..]).unwrap();
+            r.entries[r.by_name["cycling_metric_0_fw"]].off
+        };
+        let mut bad = bytes.clone();
+        bad[off + 5] ^= 1;
+        let err = read_from(&bad[..], |_| vec![2, 3]).unwrap_err().to_string();
+        assert!(err.contains("checksum"), "{err}");
+    }
 }

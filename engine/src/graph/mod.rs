@@ -330,9 +330,9 @@ pub struct CityGraph {
     /// The sides of its arcs that can be finite ([`crate::cch::Sides::to_words`]): a metric keeps
     /// weights for those only. Empty in a file written before it was stored: found at load then.
     pub cycling_cch_sides: Vec<u64>,
-    /// The metrics a city loads with ([`crate::city::LOADED_METRICS`]) customized on that
+    /// The metrics a city loads with by day ([`crate::city::STORED_METRICS`]), customized on that
     /// hierarchy by the default weighting, so that a load need not customize them (half of a
-    /// city's load): per metric, the weights of the sides that can be finite, forward then
+    /// city's load; a load by night reads none of them): per metric, the weights of the sides that can be finite, forward then
     /// backward ([`crate::cch::CustomizedMetric::weights`]), and in `cycling_metric_inputs` the
     /// fingerprint of the input weights each was customized from ([`crate::cch::weights_fingerprint`]).
     /// A load whose inputs have another fingerprint (another weighting, a newer model) customizes
