@@ -8,6 +8,7 @@ use common::*;
 use quietway_engine::avoid::{Avoidance, Schedule, Severity};
 use quietway_engine::cch::{Cch, CustomizedMetric, INF_WEIGHT, Weight};
 use quietway_engine::city::{City, CityMetric, Profile, RouteRequest, SNAP_SLACK_M};
+use quietway_engine::graph::BikeAccess;
 use quietway_engine::metric::MetricKind;
 use quietway_engine::query::CchQuery;
 use quietway_engine::testing::{Rng, reference_dijkstra};
@@ -407,12 +408,20 @@ fn routes_between_snapped_points_are_shortest() {
                 continue; // a trip along one segment needs no search
             }
             // The nearest candidate at each end: another one pays for the metres it lies farther
-            // from the point, at the rate of the arc it is ridden on (see `City::leg_between`).
+            // from the point, at the rate of the arc it is ridden on, or where the nearest way can
+            // only be pushed, at the nearest arc's rate if dearer (see `City::leg_between`).
             let nearest = |p: [f64; 2]| {
-                city.snap_candidates(p[0], p[1], kinds[0], &metrics[0], None, SNAP_SLACK_M)[0]
-                    .distance_m
+                let c =
+                    city.snap_candidates(p[0], p[1], kinds[0], &metrics[0], None, SNAP_SLACK_M)[0];
+                (c.distance_m, c.edge)
             };
-            let (near_a, near_b) = (nearest(req.waypoints[0]), nearest(req.waypoints[1]));
+            let ((near_a, first_a), (near_b, first_b)) =
+                (nearest(req.waypoints[0]), nearest(req.waypoints[1]));
+            let pushed_only = |e: u32| {
+                [2 * e, 2 * e + 1]
+                    .iter()
+                    .all(|&a| g.arc_attrs[a as usize].bike() != BikeAccess::Ride)
+            };
             // Reference: Dijkstra on the turn model from the arcs the chosen start lies on to every
             // routing node of the arcs the chosen end lies on, each end's extra added per arc.
             let part = |x: Weight, f: f64| (x as f64 * f).round() as Weight;
@@ -420,15 +429,23 @@ fn routes_between_snapped_points_are_shortest() {
                 .iter()
                 .map(|metric| {
                     let w = &metric.arc_weights;
-                    let extra = |arc: u32, m: f64| -> Weight {
+                    let rate = |arc: u32| {
                         let len = g.arc_length_m(arc) as f64;
-                        if m <= 0.0 || len <= 0.0 || w[arc as usize] >= INF_WEIGHT {
-                            0
+                        if len <= 0.0 || w[arc as usize] >= INF_WEIGHT {
+                            0.0
                         } else {
-                            (w[arc as usize] as f64 * m / len)
-                                .round()
-                                .min(INF_WEIGHT as f64 / 4.0) as Weight
+                            w[arc as usize] as f64 / len
                         }
+                    };
+                    let extra = |arc: u32, m: f64, first: u32| -> Weight {
+                        let mut per_m = rate(arc);
+                        if m <= 0.0 || per_m == 0.0 {
+                            return 0;
+                        }
+                        if pushed_only(first) && arc / 2 != first {
+                            per_m = per_m.max(rate(2 * first).max(rate(2 * first + 1)));
+                        }
+                        (per_m * m).round().min(INF_WEIGHT as f64 / 4.0) as Weight
                     };
                     let mut want = INF_WEIGHT;
                     for (arc, f, ok) in [
@@ -438,8 +455,8 @@ fn routes_between_snapped_points_are_shortest() {
                         if !ok || w[arc as usize] >= INF_WEIGHT {
                             continue;
                         }
-                        let start =
-                            part(w[arc as usize], 1.0 - f) + extra(arc, a.distance_m - near_a);
+                        let start = part(w[arc as usize], 1.0 - f)
+                            + extra(arc, a.distance_m - near_a, first_a);
                         let dist = reference(
                             &city,
                             metric,
@@ -451,7 +468,7 @@ fn routes_between_snapped_points_are_shortest() {
                             if wa >= INF_WEIGHT {
                                 continue;
                             }
-                            let x = extra(arc, b.distance_m - near_b);
+                            let x = extra(arc, b.distance_m - near_b, first_b);
                             for n in city.turns.nodes_of_arc(arc) {
                                 if dist[n as usize] < INF_WEIGHT {
                                     want = want.min(dist[n as usize] - (wa - part(wa, f)) + x);

@@ -30,6 +30,9 @@ pub const MAX_SNAP_M: f64 = 1000.0;
 pub const SNAP_SLACK_M: f64 = 12.0;
 /// At most this many positions per end.
 const SNAP_CANDIDATES: usize = 4;
+/// A trip's end whose nearest way can only be pushed may start or end on a way it can ride this
+/// much farther from the point (see `City::snap_candidates`).
+pub const RIDE_SLACK_M: f64 = 100.0;
 /// How much farther than the nearest road (metres) a trip may start or end on the other side of
 /// the same named road (see `City::snap_candidates`).
 const SAME_ROAD_SLACK_M: f64 = 25.0;

@@ -2,6 +2,7 @@
 //! legs on the turn model, SuperSafe's bounded detour, and one-to-many.
 
 use super::*;
+use crate::graph::BikeAccess;
 use crate::metric::LegCost;
 
 /// How far past a crossover [`City::gains_ground_across`] looks.
@@ -76,6 +77,7 @@ impl City {
                 (false, false)
             }
         });
+        let on_connected_any = !on_connected.is_empty();
         let mut found = if on_connected.is_empty() {
             search(&usable)
         } else {
@@ -115,6 +117,62 @@ impl City {
                 keep
             });
             found.truncate(SNAP_CANDIDATES);
+        }
+        // A trip's end whose nearest way can only be pushed (a footway across a park or a plaza, a
+        // sidewalk) is also offered the nearest way it can ride within RIDE_SLACK_M more of the
+        // point: a rider walks the few metres to the path and rides off, rather than push along
+        // the footway to it. The metres walked to it are priced at the footway's own rate
+        // (`City::leg_between`), so the search takes it only where it saves pushing.
+        if cycling && slack_m > 0.0 {
+            let ridden = |e: u32| {
+                let (f, b) = usable(e);
+                let ride = |a: u32| g.arc_attrs[a as usize].bike() == BikeAccess::Ride;
+                (f && ride(2 * e), b && ride(2 * e + 1))
+            };
+            if let Some(first) = found.first().copied()
+                && ridden(first.edge) == (false, false)
+            {
+                let near = self.snap_index.candidates(
+                    g,
+                    lon,
+                    lat,
+                    // At most three times as far as the footway and SNAP_SLACK_M more: a point on
+                    // the footway itself is a place on it, not beside it.
+                    first.distance_m + RIDE_SLACK_M.min(2.0 * first.distance_m + SNAP_SLACK_M),
+                    bearing,
+                    |e| {
+                        // On the well-connected network where the nearest was found on it.
+                        if connected[e as usize] || !on_connected_any {
+                            ridden(e)
+                        } else {
+                            (false, false)
+                        }
+                    },
+                    SAME_ROAD_SLACK_M,
+                    3 * SNAP_CANDIDATES,
+                );
+                // With the other side of the same way or road (a path's two one-way halves), as
+                // for the nearest: a rider crosses to it rather than ride past and turn back.
+                if let Some(&c) = near.first() {
+                    let name = |e: u32| g.string(g.routing_name(2 * e));
+                    let mut ride = vec![c];
+                    for &o in &near[1..] {
+                        let d = (o.heading_deg - c.heading_deg).rem_euclid(180.0);
+                        if o.edge != c.edge
+                            && g.arc_way(2 * o.edge) != g.arc_way(2 * c.edge)
+                            && d.min(180.0 - d) <= ALONGSIDE_DEG
+                            && o.distance_m - c.distance_m <= SAME_ROAD_SLACK_M
+                            && same_road(name(o.edge), name(c.edge))
+                        {
+                            ride.push(o);
+                            break;
+                        }
+                    }
+                    ride.retain(|r| !found.iter().any(|f| f.edge == r.edge));
+                    found.truncate(SNAP_CANDIDATES - ride.len());
+                    found.extend(ride);
+                }
+            }
         }
         found
     }
@@ -670,16 +728,33 @@ impl City {
         let aw = &metric.arc_weights;
         let g = &self.graph;
         let usable = |arc: ArcId| aw[arc as usize] < INF_WEIGHT;
-        // The extra metres to a candidate beyond the nearest, priced as riding them on its arc.
+        // The extra metres to a candidate beyond the nearest, priced as riding them on its arc; where
+        // the nearest way can only be pushed, as pushing them at its rate, if dearer (the rider
+        // walks to a way to ride, `City::snap_candidates`).
+        let rate = |arc: ArcId| -> f64 {
+            let len = g.arc_length_m(arc) as f64;
+            if len <= 0.0 || !usable(arc) {
+                0.0
+            } else {
+                aw[arc as usize] as f64 / len
+            }
+        };
         let extra = |c: &Snap, first: &Snap, arc: ArcId| -> Weight {
             let m = c.distance_m - first.distance_m;
-            let len = g.arc_length_m(arc) as f64;
-            if m <= 0.0 || len <= 0.0 || !usable(arc) {
+            let mut per_m = rate(arc);
+            if per_m == 0.0 {
+                return 0;
+            }
+            let pushed_only = [2 * first.edge, 2 * first.edge + 1]
+                .iter()
+                .all(|&a| g.arc_attrs[a as usize].bike() != BikeAccess::Ride);
+            if pushed_only && c.edge != first.edge {
+                per_m = per_m.max(rate(2 * first.edge).max(rate(2 * first.edge + 1)));
+            }
+            if m <= 0.0 {
                 0
             } else {
-                (aw[arc as usize] as f64 * m / len)
-                    .round()
-                    .min(INF_WEIGHT as f64 / 4.0) as Weight
+                (per_m * m).round().min(INF_WEIGHT as f64 / 4.0) as Weight
             }
         };
         let mut starts: Vec<LegStart> = Vec::with_capacity(2 * a.len());
