@@ -33,7 +33,25 @@ unsafe extern "C" {
 /// `mi_option_purge_delay` in mimalloc 3's `mi_option_e`.
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 
-/// The process's switch for transparent huge pages, as the addon sets it around a load.
+/// Transparent huge pages off while a load or the engine's bulk work runs, counted, as the addon
+/// does (`quietway_engine::set_bulk_work_hook`).
+fn huge_pages_paused(begins: bool) {
+    static RUNNING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    if begins {
+        if *running == 0 {
+            set_huge_pages(false);
+        }
+        *running += 1;
+    } else {
+        *running -= 1;
+        if *running == 0 {
+            set_huge_pages(true);
+        }
+    }
+}
+
+/// The process's switch for transparent huge pages.
 fn set_huge_pages(on: bool) {
     #[cfg(target_os = "linux")]
     // SAFETY: a process-wide flag that only changes how later page faults are served.
@@ -110,7 +128,8 @@ fn main() {
         // SAFETY: sets an option; mimalloc reads options at any time.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     }
-    set_huge_pages(false);
+    quietway_engine::set_bulk_work_hook(huge_pages_paused);
+    huge_pages_paused(true);
     let rss_before = status_bytes("VmRSS:");
     let t = Instant::now();
     let city = City::load(&path, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -120,7 +139,7 @@ fn main() {
     let t = Instant::now();
     city.warm();
     let warm_s = t.elapsed().as_secs_f64();
-    set_huge_pages(true);
+    huge_pages_paused(false);
     let rss_loaded = status_bytes("VmRSS:");
     let peak_loading = status_bytes("VmHWM:");
     eprintln!(
@@ -158,14 +177,20 @@ fn main() {
     // The first route of a metric not yet pruned searches the full hierarchy (as every route does
     // until the metric is in steady use), then the same metric pruned.
     let (unpruned_path, prune_s, pruned_path) = {
-        let m = city.cch.customize_owned(metric.input_weights.to_vec());
+        let m = {
+            let _bulk = quietway_engine::BulkWork::begin();
+            city.cch.customize_owned(metric.input_weights.to_vec())
+        };
         let pairs = if quick { 100 } else { 400 };
         let sample = |q: &mut CchQuery, rng: &mut Rng| {
             summary(paths_ns(&city, q, &m, &connected, rng, pairs))
         };
         let unpruned = sample(&mut q, &mut rng);
         let t = Instant::now();
+        // As the server prunes a metric in steady use: on the thread pool, as bulk work.
+        let bulk = quietway_engine::BulkWork::begin();
         m.prepare_queries(&city.cch);
+        drop(bulk);
         let prune_s = t.elapsed().as_secs_f64();
         (unpruned, prune_s, sample(&mut q, &mut rng))
     };
@@ -198,6 +223,7 @@ fn main() {
     // Full customization of one cycling metric, as a model change customizes each.
     let weights = metric.input_weights.to_vec();
     let mut custom = vec![];
+    let bulk = quietway_engine::BulkWork::begin();
     for _ in 0..if quick { 2 } else { 5 } {
         let inputs = weights.clone();
         let t = Instant::now();
@@ -205,6 +231,7 @@ fn main() {
         custom.push(t.elapsed().as_nanos() as u64);
         std::hint::black_box(m);
     }
+    drop(bulk);
 
     // 100 arcs changed and live on all six cycling metrics (accepted reports).
     let update_all = arcs_live_ns(&city, &mut rng, if quick { 4 } else { 12 }, || {

@@ -74,6 +74,7 @@ impl Cch {
         work: &mut (Vec<Weight>, Vec<Weight>),
     ) -> CustomizedMetric {
         assert_eq!(input_weights.len(), self.input_count());
+        let _bulk = crate::BulkWork::begin();
         let m = self.arc_count();
         let sides = &*self.sides;
         assert_eq!(sides.arc_count(), m, "the sides of another hierarchy");
@@ -275,6 +276,7 @@ impl Cch {
         if changes.is_empty() {
             return;
         }
+        let _bulk = crate::BulkWork::begin();
         metric.pruned = std::sync::OnceLock::new();
         let bits = self.marks.take(self.arc_count());
         let mut seeded = vec![];
@@ -1342,7 +1344,10 @@ impl CustomizedMetric {
 
     /// Builds the pruned query graph if it is not there yet.
     pub fn prepare_queries(&self, cch: &Cch) -> &PrunedGraph {
-        self.pruned.get_or_init(|| cch.prune(self))
+        self.pruned.get_or_init(|| {
+            let _bulk = crate::BulkWork::begin();
+            cch.prune(self)
+        })
     }
 
     /// The metric pruned for queries, without the shortcut weights that only partial

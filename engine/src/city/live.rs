@@ -53,8 +53,9 @@ impl City {
         };
         let (cch, m) = (m.cch.clone(), m.clone());
         rayon::spawn(move || {
+            let bulk = crate::BulkWork::begin();
             m.prepare_queries(&cch);
-            drop(reserved);
+            drop((bulk, reserved));
         });
     }
 
@@ -100,6 +101,7 @@ impl City {
     /// where the budget allows one (in [`MetricKind::ALL`]'s order), as once every metric is in
     /// steady use (benchmarks, tests; a test that needs every one pruned sets the budget first).
     pub fn prepare_base_metrics(&self) {
+        let _bulk = crate::BulkWork::begin();
         for kind in MetricKind::ALL {
             let m = self.base_metric(kind);
             if m.on_junctions {

@@ -884,6 +884,7 @@ fn customize_all(
     kinds: &[MetricKind],
 ) -> Vec<Option<Arc<CityMetric>>> {
     use rayon::prelude::*;
+    let _bulk = crate::BulkWork::begin();
     MetricKind::ALL
         .par_iter()
         .map(|&kind| {
