@@ -525,8 +525,21 @@ pub fn read_file_with(
     let cannot =
         |e: std::io::Error| FormatError::Invalid(format!("cannot read {}: {e}", path.display()));
     let file = std::fs::File::open(path).map_err(cannot)?;
-    let len = file.metadata().map_err(cannot)?.len() as usize;
-    read_from(&FileSource { file, len, path }, stored_metrics)
+    let meta = file.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        // A pipe or device has no length and cannot be read at an offset: read whole.
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut &file, &mut bytes).map_err(cannot)?;
+        return read_from(&bytes[..], stored_metrics);
+    }
+    read_from(
+        &FileSource {
+            file,
+            len: meta.len() as usize,
+            path,
+        },
+        stored_metrics,
+    )
 }
 
 /// Checks a graph file as written without parsing it: its header, section table and checksum, the
