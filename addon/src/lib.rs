@@ -773,7 +773,9 @@ impl Task for LoadTask {
             Some(json) => Some(WeightingModel::from_json(json).map_err(invalid)?),
             None => None,
         };
-        let pause = HugePagesOff::new();
+        // Transparent huge pages off while the city loads and walking's metric is built after it
+        // (`quietway_engine::pause_huge_pages_during_bulk_work`).
+        let pause = quietway_engine::BulkWork::begin();
         // With the cycling metrics of the light the city has now: a server started in the
         // evening answers its first night route without customizing them first.
         let city = City::load_now(self.path.as_ref(), model).map_err(|e| {
@@ -1067,74 +1069,6 @@ unsafe extern "C" {
 /// `mi_option_purge_delay` in mimalloc 3's `mi_option_e`.
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 
-/// Transparent huge pages off for the process while a city loads (and builds walking's metric just
-/// after), on again once no load runs (unless `MIMALLOC_ALLOW_THP` in the environment decides).
-/// A load's arrays faulted in 2 MB at a time took most of the load in the kernel: on the 4 × 4
-/// tiling, alternated three times each, the load through the addon 1.18-1.22 s against
-/// 2.47-3.18 s, resident memory 1,219 MB against 1,277-1,289 after 400 routes, and `quietway
-/// serve` to its first route 2.7-2.8 s against 3.9-4.8 s (0.8 s in the kernel against 2.2-3.2).
-/// Off for good, the routes' own working memory faulted in 4 kB pages too: the peers bench served
-/// 812 requests a second at 64 connections against 1,098-1,254 with them on.
-struct HugePagesOff;
-
-static LOADS_RUNNING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
-
-impl HugePagesOff {
-    fn new() -> Option<HugePagesOff> {
-        if std::env::var_os("MIMALLOC_ALLOW_THP").is_some() {
-            return None;
-        }
-        let mut running = LOADS_RUNNING.lock().unwrap_or_else(|e| e.into_inner());
-        if *running == 0 {
-            set_huge_pages(false);
-        }
-        *running += 1;
-        Some(HugePagesOff)
-    }
-}
-
-impl Drop for HugePagesOff {
-    fn drop(&mut self) {
-        let mut running = LOADS_RUNNING.lock().unwrap_or_else(|e| e.into_inner());
-        *running -= 1;
-        if *running == 0 {
-            set_huge_pages(true);
-        }
-    }
-}
-
-/// The engine's bulk work after a load (a metric built on first use, a query graph pruned) runs
-/// with transparent huge pages off too (`quietway_engine::set_bulk_work_hook`): with them on, a
-/// metric's first use on the 4 × 4 tiling took 1.7-1.9 s against 0.40 s. Counted with the loads.
-fn bulk_work(begins: bool) {
-    if std::env::var_os("MIMALLOC_ALLOW_THP").is_some() {
-        return;
-    }
-    let mut running = LOADS_RUNNING.lock().unwrap_or_else(|e| e.into_inner());
-    if begins {
-        if *running == 0 {
-            set_huge_pages(false);
-        }
-        *running += 1;
-    } else {
-        *running -= 1;
-        if *running == 0 {
-            set_huge_pages(true);
-        }
-    }
-}
-
-/// The process's switch for transparent huge pages (what mimalloc sets when told at start).
-fn set_huge_pages(on: bool) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: a process-wide flag that only changes how later page faults are served.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, libc::c_ulong::from(!on), 0, 0, 0);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = on;
-}
-
 /// Has mimalloc give freed pages back to the system at once. mimalloc 3 delays the purge by a
 /// second and runs it when the heap that freed them is active again, and the threads that free a
 /// city's large arrays (a load's working arrays, a metric a live change replaced, the customization
@@ -1146,7 +1080,11 @@ fn set_huge_pages(on: bool) {
 fn tune_allocator() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        quietway_engine::set_bulk_work_hook(bulk_work);
+        // Bulk work (loads, customization, live changes, pruning) without transparent huge
+        // pages, unless `MIMALLOC_ALLOW_THP` in the environment decides.
+        if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
+            quietway_engine::pause_huge_pages_during_bulk_work();
+        }
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
             // SAFETY: sets an option; mimalloc reads options at any time.
             unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };

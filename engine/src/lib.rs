@@ -25,37 +25,60 @@ pub use guidance::words;
 /// Avoidance windows, likewise.
 pub use metric::avoid;
 
-/// What the embedding process does around the engine's bulk work after a load: a metric built on
-/// its first use, a pruned query graph. Called with `true` as such work begins and `false` as it
-/// ends (possibly on several threads at once: the process counts). The addon turns transparent huge
-/// pages off meanwhile, as it does while a city loads: on the 4 × 4 tiling of New York a metric's
-/// first use took 1.7-1.9 s with them on, 0.40 s with them off.
-static BULK_WORK_HOOK: std::sync::OnceLock<fn(bool)> = std::sync::OnceLock::new();
+/// Whether bulk work runs with transparent huge pages off ([`pause_huge_pages_during_bulk_work`]).
+static PAUSE_HUGE_PAGES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Bulk work under way, on every thread.
+static BULK_RUNNING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
 
-/// Sets the hook called around bulk work (see [`BulkWork`]); the first one set stays.
-pub fn set_bulk_work_hook(hook: fn(bool)) {
-    let _ = BULK_WORK_HOOK.set(hook);
+/// Has the process run bulk work (a city's load, a metric built on first use, a live change, a
+/// query graph pruned) with transparent huge pages off, on again once none runs. mimalloc asks for
+/// them, and faulting a large array in 2 MB pages had the kernel compact memory (`defrag` is
+/// `madvise`): on the 4 × 4 tiling of New York a load took 2.5-3.2 s with them on against 1.2 s, a
+/// metric's first use 1.7-1.9 s against 0.41 s. Between such work the queries' own memory still
+/// gets them (off for good, the peers bench served 812 requests a second at 64 connections against
+/// 1,046-1,254). The addon and scale-bench call this; a process that does not keeps its pages.
+pub fn pause_huge_pages_during_bulk_work() {
+    PAUSE_HUGE_PAGES.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Bulk work under way (a metric customized on first use, a query graph pruned): the hook set by
-/// [`set_bulk_work_hook`] is told as it begins and as this guard drops.
+/// Bulk work under way: while any guard lives, transparent huge pages are off for the process if
+/// [`pause_huge_pages_during_bulk_work`] asked for it. Guards nest and may live on several threads.
 pub struct BulkWork(());
 
 impl BulkWork {
     pub fn begin() -> BulkWork {
-        if let Some(hook) = BULK_WORK_HOOK.get() {
-            hook(true);
+        let mut running = BULK_RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        if *running == 0 {
+            set_huge_pages(false);
         }
+        *running += 1;
         BulkWork(())
     }
 }
 
 impl Drop for BulkWork {
     fn drop(&mut self) {
-        if let Some(hook) = BULK_WORK_HOOK.get() {
-            hook(false);
+        let mut running = BULK_RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        *running -= 1;
+        if *running == 0 {
+            set_huge_pages(true);
         }
     }
+}
+
+/// The process's switch for transparent huge pages (`PR_SET_THP_DISABLE`, what mimalloc sets when
+/// told at start), when bulk work pauses them.
+fn set_huge_pages(on: bool) {
+    if !PAUSE_HUGE_PAGES.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: a process-wide flag that only changes how later page faults are served.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, libc::c_ulong::from(!on), 0, 0, 0);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = on;
 }
 
 /// Gives memory the allocator holds freed back to the system (glibc's `malloc_trim`, every

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 // The allocator and its settings of the server's addon (addon/src/lib.rs): mimalloc, freed pages
-// given back at once, no transparent huge pages while a city loads. With the system allocator the
+// given back at once, no transparent huge pages during bulk work. With the system allocator the
 // resident memory measured here said more about glibc's arenas than about the engine (the same
 // engine read 920 or 1,050 MB resident depending on the order of its allocations).
 #[global_allocator]
@@ -32,35 +32,6 @@ unsafe extern "C" {
 }
 /// `mi_option_purge_delay` in mimalloc 3's `mi_option_e`.
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
-
-/// Transparent huge pages off while a load or the engine's bulk work runs, counted, as the addon
-/// does (`quietway_engine::set_bulk_work_hook`).
-fn huge_pages_paused(begins: bool) {
-    static RUNNING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
-    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
-    if begins {
-        if *running == 0 {
-            set_huge_pages(false);
-        }
-        *running += 1;
-    } else {
-        *running -= 1;
-        if *running == 0 {
-            set_huge_pages(true);
-        }
-    }
-}
-
-/// The process's switch for transparent huge pages.
-fn set_huge_pages(on: bool) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: a process-wide flag that only changes how later page faults are served.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, libc::c_ulong::from(!on), 0, 0, 0);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = on;
-}
 
 /// Percentiles in microseconds of per-operation times given in nanoseconds.
 fn summary(mut ns: Vec<u64>) -> Value {
@@ -128,8 +99,9 @@ fn main() {
         // SAFETY: sets an option; mimalloc reads options at any time.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     }
-    quietway_engine::set_bulk_work_hook(huge_pages_paused);
-    huge_pages_paused(true);
+    quietway_engine::pause_huge_pages_during_bulk_work();
+    // The load and walking's metric after it, as the addon runs them.
+    let load_work = quietway_engine::BulkWork::begin();
     let rss_before = status_bytes("VmRSS:");
     let t = Instant::now();
     let city = City::load(&path, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -139,7 +111,7 @@ fn main() {
     let t = Instant::now();
     city.warm();
     let warm_s = t.elapsed().as_secs_f64();
-    huge_pages_paused(false);
+    drop(load_work);
     let rss_loaded = status_bytes("VmRSS:");
     let peak_loading = status_bytes("VmHWM:");
     eprintln!(
@@ -177,20 +149,14 @@ fn main() {
     // The first route of a metric not yet pruned searches the full hierarchy (as every route does
     // until the metric is in steady use), then the same metric pruned.
     let (unpruned_path, prune_s, pruned_path) = {
-        let m = {
-            let _bulk = quietway_engine::BulkWork::begin();
-            city.cch.customize_owned(metric.input_weights.to_vec())
-        };
+        let m = city.cch.customize_owned(metric.input_weights.to_vec());
         let pairs = if quick { 100 } else { 400 };
         let sample = |q: &mut CchQuery, rng: &mut Rng| {
             summary(paths_ns(&city, q, &m, &connected, rng, pairs))
         };
         let unpruned = sample(&mut q, &mut rng);
         let t = Instant::now();
-        // As the server prunes a metric in steady use: on the thread pool, as bulk work.
-        let bulk = quietway_engine::BulkWork::begin();
         m.prepare_queries(&city.cch);
-        drop(bulk);
         let prune_s = t.elapsed().as_secs_f64();
         (unpruned, prune_s, sample(&mut q, &mut rng))
     };
@@ -223,7 +189,6 @@ fn main() {
     // Full customization of one cycling metric, as a model change customizes each.
     let weights = metric.input_weights.to_vec();
     let mut custom = vec![];
-    let bulk = quietway_engine::BulkWork::begin();
     for _ in 0..if quick { 2 } else { 5 } {
         let inputs = weights.clone();
         let t = Instant::now();
@@ -231,7 +196,6 @@ fn main() {
         custom.push(t.elapsed().as_nanos() as u64);
         std::hint::black_box(m);
     }
-    drop(bulk);
 
     // 100 arcs changed and live on all six cycling metrics (accepted reports).
     let update_all = arcs_live_ns(&city, &mut rng, if quick { 4 } else { 12 }, || {

@@ -53,9 +53,8 @@ impl City {
         };
         let (cch, m) = (m.cch.clone(), m.clone());
         rayon::spawn(move || {
-            let bulk = crate::BulkWork::begin();
             m.prepare_queries(&cch);
-            drop((bulk, reserved));
+            drop(reserved);
         });
     }
 
@@ -101,7 +100,6 @@ impl City {
     /// where the budget allows one (in [`MetricKind::ALL`]'s order), as once every metric is in
     /// steady use (benchmarks, tests; a test that needs every one pruned sets the budget first).
     pub fn prepare_base_metrics(&self) {
-        let _bulk = crate::BulkWork::begin();
         for kind in MetricKind::ALL {
             let m = self.base_metric(kind);
             if m.on_junctions {

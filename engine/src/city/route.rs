@@ -5,6 +5,11 @@ use super::*;
 use crate::graph::BikeAccess;
 use crate::metric::LegCost;
 
+/// Whether a bicycle may ride arc `a` (not only push it).
+fn ridden_arc(g: &CityGraph, a: ArcId) -> bool {
+    g.arc_attrs[a as usize].bike() == BikeAccess::Ride
+}
+
 /// How far past a crossover [`City::gains_ground_across`] looks.
 const GROUND_AHEAD_M: f64 = 30.0;
 
@@ -126,8 +131,7 @@ impl City {
         if cycling && slack_m > 0.0 {
             let ridden = |e: u32| {
                 let (f, b) = usable(e);
-                let ride = |a: u32| g.arc_attrs[a as usize].bike() == BikeAccess::Ride;
-                (f && ride(2 * e), b && ride(2 * e + 1))
+                (f && ridden_arc(g, 2 * e), b && ridden_arc(g, 2 * e + 1))
             };
             if let Some(first) = found.first().copied()
                 && ridden(first.edge) == (false, false)
@@ -745,9 +749,7 @@ impl City {
             if per_m == 0.0 {
                 return 0;
             }
-            let pushed_only = [2 * first.edge, 2 * first.edge + 1]
-                .iter()
-                .all(|&a| g.arc_attrs[a as usize].bike() != BikeAccess::Ride);
+            let pushed_only = !ridden_arc(g, 2 * first.edge) && !ridden_arc(g, 2 * first.edge + 1);
             if pushed_only && c.edge != first.edge {
                 per_m = per_m.max(rate(2 * first.edge).max(rate(2 * first.edge + 1)));
             }

@@ -269,14 +269,24 @@ struct FileSource<'a> {
     path: &'a Path,
 }
 
+impl<'a> FileSource<'a> {
+    fn open(path: &'a Path) -> Result<Self, FormatError> {
+        let file = std::fs::File::open(path).map_err(|e| cannot_read(path, e))?;
+        let len = file.metadata().map_err(|e| cannot_read(path, e))?.len() as usize;
+        Ok(FileSource { file, len, path })
+    }
+}
+
+fn cannot_read(path: &Path, e: std::io::Error) -> FormatError {
+    FormatError::Invalid(format!("cannot read {}: {e}", path.display()))
+}
+
 impl Source for FileSource<'_> {
     fn len(&self) -> usize {
         self.len
     }
     fn read_at(&self, off: usize, buf: &mut [u8]) -> Result<(), FormatError> {
-        let cannot = |e: std::io::Error| {
-            FormatError::Invalid(format!("cannot read {}: {e}", self.path.display()))
-        };
+        let cannot = |e| cannot_read(self.path, e);
         #[cfg(unix)]
         {
             std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, off as u64).map_err(cannot)
@@ -426,9 +436,14 @@ impl<'a, S: Source + ?Sized> Reader<'a, S> {
     }
 }
 
+/// Every metric a file may store (for [`read_file_with`]).
+fn every_stored_metric(_: &CityGraph) -> Vec<usize> {
+    (0..METRIC_SECTIONS.len() / 2).collect()
+}
+
 /// Reads a graph file; refuses anything that is not a complete, intact, valid graph of this format.
 pub fn from_bytes(b: &[u8]) -> Result<(CityGraph, String), FormatError> {
-    read_from(b, |_| (0..METRIC_SECTIONS.len() / 2).collect())
+    read_from(b, every_stored_metric)
 }
 
 /// The graph in the sections of `src`, with the stored metrics whose places `stored_metrics`
@@ -512,7 +527,7 @@ fn parse_sections<S: Source + ?Sized>(
 
 /// Reads and validates a graph file; returns the graph and its `graph_version`.
 pub fn read_file(path: &Path) -> Result<(CityGraph, String), FormatError> {
-    read_file_with(path, |_| (0..METRIC_SECTIONS.len() / 2).collect())
+    read_file_with(path, every_stored_metric)
 }
 
 /// [`read_file`], reading of the stored metrics only those whose places (in
@@ -522,24 +537,19 @@ pub fn read_file_with(
     path: &Path,
     stored_metrics: impl FnOnce(&CityGraph) -> Vec<usize>,
 ) -> Result<(CityGraph, String), FormatError> {
-    let cannot =
-        |e: std::io::Error| FormatError::Invalid(format!("cannot read {}: {e}", path.display()));
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let meta = file.metadata().map_err(cannot)?;
-    if !meta.is_file() {
+    let src = FileSource::open(path)?;
+    if !src
+        .file
+        .metadata()
+        .map_err(|e| cannot_read(path, e))?
+        .is_file()
+    {
         // A pipe or device has no length and cannot be read at an offset: read whole.
         let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut &file, &mut bytes).map_err(cannot)?;
+        std::io::Read::read_to_end(&mut &src.file, &mut bytes).map_err(|e| cannot_read(path, e))?;
         return read_from(&bytes[..], stored_metrics);
     }
-    read_from(
-        &FileSource {
-            file,
-            len: meta.len() as usize,
-            path,
-        },
-        stored_metrics,
-    )
+    read_from(&src, stored_metrics)
 }
 
 /// Checks a graph file as written without parsing it: its header, section table and checksum, the
@@ -547,62 +557,18 @@ pub fn read_file_with(
 /// reads back what it wrote this way: parsing a city's file whole would hold the file and the graph
 /// in memory at once, the build's peak.
 pub fn check_file(path: &Path) -> Result<String, FormatError> {
-    use std::io::Read;
-    let cannot =
-        |e: std::io::Error| FormatError::Invalid(format!("cannot read {}: {e}", path.display()));
-    let file_len = std::fs::metadata(path).map_err(cannot)?.len() as usize;
-    let mut f =
-        std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path).map_err(cannot)?);
-    let mut head = vec![0u8; HEADER_LEN];
-    f.read_exact(&mut head).map_err(cannot)?;
-    if &head[0..8] != MAGIC || u32_at(&head, 8) != FORMAT_VERSION {
-        return invalid("not a Quietway graph file of this format");
-    }
-    let count = u32_at(&head, 12) as usize;
-    if count > 1000 || HEADER_LEN + count * ENTRY_LEN > file_len {
-        return invalid("graph file is truncated (section table)");
-    }
-    let mut table = vec![0u8; count * ENTRY_LEN];
-    f.read_exact(&mut table).map_err(cannot)?;
-    let mut at = HEADER_LEN + table.len();
-    let (mut crc, mut arcs) = (crc32fast::Hasher::new(), 0u64);
-    let mut buf = vec![0u8; 1 << 20];
-    for i in 0..count {
-        let e = i * ENTRY_LEN;
-        let name = &table[e..e + NAME_LEN];
-        let (elem, n) = (
-            u32_at(&table, e + NAME_LEN) as u64,
-            u64_at(&table, e + NAME_LEN + 8),
-        );
-        let off = u64_at(&table, e + NAME_LEN + 16) as usize;
-        let len = elem.checked_mul(n).map(|x| x as usize);
-        let Some(len) =
-            len.filter(|&l| off >= at && off.checked_add(l).is_some_and(|end| end <= file_len))
-        else {
-            return invalid("graph file is truncated (a section)");
-        };
-        if name.split(|&c| c == 0).next() == Some(b"arc_attrs".as_slice()) {
-            arcs = n;
-        }
-        std::io::copy(&mut (&mut f).take((off - at) as u64), &mut std::io::sink())
-            .map_err(cannot)?;
-        let mut left = len;
-        while left > 0 {
-            let k = left.min(buf.len());
-            f.read_exact(&mut buf[..k]).map_err(cannot)?;
-            crc.update(&buf[..k]);
-            left -= k;
-        }
-        at = off + len;
-    }
-    let crc = crc.finalize();
-    if crc != u32_at(&head, 16) {
-        return invalid("graph file is corrupt (checksum mismatch)");
-    }
+    let src = FileSource::open(path)?;
+    let r = Reader::open(&src)?;
+    let arcs = r
+        .by_name
+        .get("arc_attrs")
+        .map_or(0, |&i| r.entries[i].count);
+    // Every section streamed through its checksum, none kept.
+    let crc = r.finish()?;
     Ok(format!(
         "{:08x}{:08x}",
         crc,
-        (file_len as u32) ^ (arcs as u32)
+        (src.len as u32) ^ (arcs as u32)
     ))
 }
 
